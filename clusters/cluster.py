@@ -1,0 +1,266 @@
+"""The cluster under test: ZooKeeper ensemble, Kafka brokers, OSNs and a toxiproxy, each a
+labelled container on the run's own internal Docker network.
+
+Traffic paths: host clients -> toxiproxy (one proxy per broker) -> broker CLIENT listener;
+brokers, ZooKeeper and OSNs talk directly on the internal network, where nemeses cut links
+with iptables entered from the host into a node's network namespace.
+"""
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import time
+import uuid
+from pathlib import Path
+
+import docker
+import requests
+
+from clusters import labels as L
+from clusters.health import ensemble_has_leader, kafka_ready
+from clusters.images.build import ImageTags, build_all
+from clusters.node import Node
+from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, ZOOKEEPER_JAVA_OPTS,
+                                  server_properties, zoo_cfg)
+from clusters.prune import prune_leftovers, remove_run
+from clusters.subnet import candidate_subnets, host_ip
+from clusters.variant import Variant, parse_variant
+
+log = logging.getLogger("ordeal.cluster")
+
+DEFAULT_CACHE = Path.home() / ".cache" / "ordeal"
+TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET = 5, 10, 20, 30
+TOXIPROXY_API_PORT = 8474
+PROXY_BASE_PORT = 19090
+OSN_PORT = 7050
+
+
+class ClusterError(RuntimeError):
+    """The cluster could not be brought up or reached; the message says which part."""
+
+
+class Cluster:
+    def __init__(self, client: docker.DockerClient, run: str, variant: Variant,
+                 network: docker.models.networks.Network, nodes: list[Node]):
+        self.client = client
+        self.run = run
+        self.variant = variant
+        self.network = network
+        self.nodes = nodes
+        self.subnet = ipaddress.ip_network(network.attrs["IPAM"]["Config"][0]["Subnet"])
+
+    # -- lookup -----------------------------------------------------------------
+    def by_role(self, role: str) -> list[Node]:
+        return [n for n in self.nodes if n.role == role]
+
+    @property
+    def zookeepers(self) -> list[Node]:
+        return self.by_role("zookeeper")
+
+    @property
+    def brokers(self) -> list[Node]:
+        return self.by_role("kafka")
+
+    @property
+    def osns(self) -> list[Node]:
+        return self.by_role("osn")
+
+    @property
+    def toxiproxy(self) -> Node:
+        return self.by_role("toxiproxy")[0]
+
+    def node(self, name: str) -> Node:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def proxy_address(self, broker: Node) -> str:
+        """Where host clients reach `broker`: its toxiproxy proxy."""
+        return f"{self.toxiproxy.ip}:{PROXY_BASE_PORT + broker.node_id}"
+
+    def bootstrap_servers(self) -> str:
+        """For clients on the host; every connection crosses toxiproxy."""
+        return ",".join(self.proxy_address(b) for b in self.brokers)
+
+    def cluster_bootstrap_servers(self) -> str:
+        """For clients inside the cluster network (OSNs): the CLUSTER listeners."""
+        return ",".join(f"{b.ip}:{CLUSTER_PORT}" for b in self.brokers)
+
+    def toxiproxy_api(self) -> str:
+        return f"http://{self.toxiproxy.ip}:{TOXIPROXY_API_PORT}"
+
+    def osn_addresses(self) -> dict[str, str]:
+        return {n.name: f"{n.ip}:{OSN_PORT}" for n in self.osns}
+
+    def status(self) -> dict:
+        return {
+            "run": self.run,
+            "variant": self.variant.name,
+            "subnet": str(self.subnet),
+            "bootstrap_servers": self.bootstrap_servers(),
+            "cluster_bootstrap_servers": self.cluster_bootstrap_servers(),
+            "toxiproxy_api": self.toxiproxy_api(),
+            "osns": self.osn_addresses(),
+            "nodes": [n.to_dict() for n in self.nodes],
+        }
+
+    # -- lifecycle --------------------------------------------------------------
+    @classmethod
+    def up(cls, variant: Variant, *, run_label: str | None = None, keep: bool = False,
+           cache: Path = DEFAULT_CACHE, client: docker.DockerClient | None = None,
+           timeout: float = 180.0) -> "Cluster":
+        """Boot every node of `variant` and wait until healthy. On any failure, whatever was
+        made is removed before the error propagates."""
+        client = client or docker.from_env(timeout=120)
+        prune_leftovers(client)
+        tags = build_all(cache, client)
+        run = run_label or f"{variant.name}-{uuid.uuid4().hex[:6]}"
+        run_labels = L.run_labels(run, variant.name, keep)
+        try:
+            network = _create_network(client, run, run_labels, variant)
+            cluster = cls(client, run, variant, network, [])
+            cluster._create_nodes(tags, run_labels)
+            cluster._start(timeout)
+        except BaseException:
+            remove_run(client, run)
+            raise
+        return cluster
+
+    @classmethod
+    def attach(cls, variant: Variant | str | None = None, *, run: str | None = None,
+               client: docker.DockerClient | None = None) -> "Cluster | None":
+        """A running cluster (kept, or owned by a live process) of that variant or run."""
+        client = client or docker.from_env(timeout=120)
+        filters = [f"{L.PROJECT}=ordeal"]
+        if run:
+            filters.append(f"{L.RUN}={run}")
+        if variant is not None:
+            filters.append(f"{L.VARIANT}={variant if isinstance(variant, str) else variant.name}")
+        for net in client.networks.list(filters={"label": filters}):
+            net.reload()
+            lbl = net.attrs.get("Labels") or {}
+            if not L.owner_alive(lbl):
+                continue
+            parsed = parse_variant(json.loads(lbl[L.VARIANT_JSON]), "recorded with the cluster")
+            nodes = [
+                Node(name=c.labels[L.NODE], role=c.labels[L.ROLE], ip=c.labels[L.IP], container=c)
+                for c in client.containers.list(all=True, filters={"label": [f"{L.RUN}={lbl[L.RUN]}"]})
+            ]
+            nodes.sort(key=lambda n: ("toxiproxy", "zookeeper", "kafka", "osn").index(n.role) * 100 + n.node_id)
+            return cls(client, lbl[L.RUN], parsed, net, nodes)
+        return None
+
+    def down(self, logs_dir: Path | None = None) -> None:
+        """Collect every node's log (when asked) and remove every object of this run."""
+        if logs_dir is not None:
+            for n in self.nodes:
+                try:
+                    n.save_logs(logs_dir)
+                except docker.errors.APIError as exc:
+                    log.warning("could not save logs of %s: %s", n.name, exc)
+        remove_run(self.client, self.run)
+
+    def __enter__(self) -> "Cluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.down()
+
+    # -- boot -------------------------------------------------------------------
+    def _create_nodes(self, tags: ImageTags, run_labels: dict[str, str]) -> None:
+        v = self.variant
+        zk_ips = [host_ip(self.subnet, ZK_OFFSET + i) for i in range(1, v.cluster.zookeepers + 1)]
+        tox_ip = host_ip(self.subnet, TOXIPROXY_OFFSET)
+        self._add(tags.toxiproxy, "toxiproxy", "toxiproxy", tox_ip, run_labels, {}, data_dir=None)
+        for i, ip in enumerate(zk_ips, start=1):
+            self._add(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
+                      {"ORDEAL_CONFIG": zoo_cfg(zk_ips), "ORDEAL_MYID": str(i),
+                       "ORDEAL_JAVA_OPTS": ZOOKEEPER_JAVA_OPTS}, data_dir="/var/lib/zookeeper")
+        for i in range(1, v.cluster.brokers + 1):
+            ip = host_ip(self.subnet, KAFKA_OFFSET + i)
+            props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", zk_ips)
+            self._add(tags.kafka, f"kafka{i}", "kafka", ip, run_labels,
+                      {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS}, data_dir="/var/lib/kafka")
+        if v.cluster.osns and tags.osn is None:
+            log.warning("variant %s asks for %d OSNs but the OSN image is not available; booting without them",
+                        v.name, v.cluster.osns)
+
+    def _add(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
+             env: dict[str, str], data_dir: str | None) -> Node:
+        api = self.client.api
+        node_labels = {**run_labels, L.ROLE: role, L.NODE: name, L.IP: ip}
+        mounts = []
+        if data_dir:
+            vol = self.client.volumes.create(name=f"ordeal-{self.run}-{name}", labels=node_labels)
+            mounts.append(docker.types.Mount(target=data_dir, source=vol.name, type="volume"))
+        created = api.create_container(
+            image, name=f"ordeal-{self.run}-{name}", hostname=name, environment=env, labels=node_labels,
+            host_config=api.create_host_config(mounts=mounts, init=False, oom_score_adj=500),
+            networking_config=api.create_networking_config(
+                {self.network.name: api.create_endpoint_config(ipv4_address=ip, aliases=[name])}),
+        )
+        node = Node(name=name, role=role, ip=ip, container=self.client.containers.get(created["Id"]))
+        self.nodes.append(node)
+        return node
+
+    def _start(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        for n in [self.toxiproxy, *self.zookeepers]:
+            n.start()
+        self._create_proxies(deadline)
+        for n in self.brokers:
+            n.start()
+        self.wait_healthy(max(1.0, deadline - time.monotonic()))
+
+    def _create_proxies(self, deadline: float) -> None:
+        # toxiproxy-python keeps its server address in class attributes; fine for one
+        # toxiproxy per process, which is what a run has.
+        from toxiproxy.server import Toxiproxy
+
+        server = Toxiproxy()
+        server.update_api_consumer(self.toxiproxy.ip, TOXIPROXY_API_PORT)
+        while not server.running():
+            if time.monotonic() > deadline:
+                raise ClusterError(f"toxiproxy at {self.toxiproxy_api()} did not answer")
+            time.sleep(0.1)
+        for b in self.brokers:
+            if server.get_proxy(b.name) is None:
+                server.create(upstream=f"{b.ip}:{CLIENT_PORT}", name=b.name,
+                              listen=f"0.0.0.0:{PROXY_BASE_PORT + b.node_id}")
+
+    def wait_healthy(self, timeout: float = 120.0) -> None:
+        """ZooKeeper has a leader, all K brokers are registered and a controller is elected."""
+        deadline = time.monotonic() + timeout
+        checks = [
+            ("ZooKeeper ensemble has no leader", lambda: ensemble_has_leader([z.ip for z in self.zookeepers])),
+            (f"not all {len(self.brokers)} brokers registered with a controller",
+             lambda: kafka_ready(self.bootstrap_servers(), len(self.brokers))),
+        ]
+        for failure, check in checks:
+            while not check():
+                dead = [n.name for n in self.nodes if not n.alive()]
+                if dead:
+                    raise ClusterError(f"{failure}: node(s) {', '.join(dead)} exited; see their logs")
+                if time.monotonic() > deadline:
+                    raise ClusterError(f"{failure} after {timeout:.0f} s")
+                time.sleep(0.25)
+
+
+def _create_network(client: docker.DockerClient, run: str, run_labels: dict[str, str],
+                    variant: Variant) -> docker.models.networks.Network:
+    net_labels = {**run_labels, L.VARIANT_JSON: variant.model_dump_json()}
+    for subnet in candidate_subnets(client, run)[:16]:
+        ipam = docker.types.IPAMConfig(pool_configs=[
+            docker.types.IPAMPool(subnet=str(subnet), gateway=host_ip(subnet, 1))])
+        try:
+            net = client.networks.create(f"ordeal-{run}", driver="bridge", internal=True, ipam=ipam,
+                                         labels={**net_labels, L.SUBNET: str(subnet)})
+            net.reload()
+            return net
+        except docker.errors.APIError as exc:
+            if "overlap" in str(exc).lower():
+                continue  # a parallel run took it between our look and our create
+            raise
+    raise ClusterError("no free /24 left for the run's network")

@@ -1,0 +1,1 @@
+"""Offline container images: a debootstrapped base and the node images built FROM it."""

@@ -1,0 +1,48 @@
+"""The base root filesystem: `debootstrap --variant=minbase` from this machine's own apt
+mirror, then `docker import`. No container registry is involved."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import docker
+
+from clusters.images.apt_mirror import debian_mirror
+from clusters.images.artifacts import digest
+
+# A headless JRE for ZooKeeper and Kafka, python3 (+venv) for the OSN, iproute2 and procps
+# so a person can look around inside a node.
+PACKAGES = ("openjdk-17-jre-headless", "python3", "python3-venv", "iproute2", "procps")
+REPOSITORY = "ordeal/base"
+
+
+def base_tag() -> str:
+    _, suite = debian_mirror()
+    return f"{REPOSITORY}:{digest(suite, *PACKAGES)}"
+
+
+def build_base(client: docker.DockerClient, workdir: Path) -> str:
+    """Build and import the base image unless an image with the same inputs exists."""
+    tag = base_tag()
+    if client.images.list(name=tag):
+        return tag
+    mirror, suite = debian_mirror()
+    workdir.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="rootfs-", dir=workdir))
+    try:
+        subprocess.run(
+            ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", suite, str(root), mirror],
+            check=True, stdout=subprocess.DEVNULL,
+        )
+        # apt caches are not needed at run time.
+        shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
+        tarball = workdir / "rootfs.tar"
+        subprocess.run(["tar", "-C", str(root), "-cf", str(tarball), "."], check=True)
+        repo, version = tag.split(":")
+        client.api.import_image_from_file(str(tarball), repository=repo, tag=version)
+        tarball.unlink()
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    return tag

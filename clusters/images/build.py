@@ -1,0 +1,102 @@
+"""Build every node image offline, each tagged by a hash of its inputs, so a second build
+with nothing changed does nothing."""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+
+from clusters.images import artifacts
+from clusters.images.base import build_base
+
+IMAGES_DIR = Path(__file__).resolve().parent
+ORDERER_DIR = IMAGES_DIR.parent / "orderer"
+
+
+@dataclass(frozen=True)
+class ImageTags:
+    base: str
+    jvm_libs: str
+    zookeeper: str
+    kafka: str
+    toxiproxy: str
+    osn: str | None
+
+
+def _files_digest(root: Path) -> list[bytes]:
+    return [
+        p.relative_to(root).as_posix().encode() + b"\0" + p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
+    ]
+
+
+def _build(client: docker.DockerClient, repository: str, base: str, recipe: Path,
+           extra: dict[str, Path], key: list[bytes | str]) -> str:
+    """docker build of `recipe` (a folder with a Dockerfile) FROM `base`, with `extra`
+    files or folders copied into the context."""
+    tag = f"{repository}:{artifacts.digest(base, *_files_digest(recipe), *key)}"
+    if client.images.list(name=tag):
+        return tag
+    with tempfile.TemporaryDirectory(prefix="ordeal-build-") as ctx:
+        ctx_path = Path(ctx)
+        shutil.copytree(recipe, ctx_path, dirs_exist_ok=True)
+        for name, src in extra.items():
+            dst = ctx_path / name
+            if src.is_dir():
+                shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".complete"))
+            else:
+                shutil.copy2(src, dst)
+        client.images.build(path=ctx, tag=tag, buildargs={"BASE": base}, rm=True, forcerm=True, network_mode="none")
+    return tag
+
+
+def _orderer_context(dst: Path) -> Path:
+    (dst / "clusters").mkdir(parents=True)
+    (dst / "clusters" / "__init__.py").write_text("")
+    shutil.copytree(ORDERER_DIR, dst / "clusters" / "orderer",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return dst
+
+
+def build_all(cache: Path, client: docker.DockerClient | None = None) -> ImageTags:
+    client = client or docker.from_env(timeout=600)
+    base = build_base(client, cache / "work")
+    libs = artifacts.kafka_libs(cache)
+    jvm = _build(client, "ordeal/jvm-libs", base, IMAGES_DIR / "jvm-libs", {"libs": libs},
+                 [artifacts.POM.read_bytes()])
+    zookeeper = _build(client, "ordeal/zookeeper", jvm, IMAGES_DIR / "zookeeper", {}, [])
+    kafka = _build(client, "ordeal/kafka", jvm, IMAGES_DIR / "kafka", {}, [])
+    toxiproxy = _build(client, "ordeal/toxiproxy", base, IMAGES_DIR / "toxiproxy",
+                       {"toxiproxy-server": artifacts.toxiproxy_server(cache)}, [artifacts.TOXIPROXY_VERSION])
+    osn = None
+    if (ORDERER_DIR / "server.py").exists():
+        wheels = artifacts.osn_wheels(cache)
+        with tempfile.TemporaryDirectory(prefix="ordeal-osn-src-") as src:
+            tree = _orderer_context(Path(src) / "ordeal")
+            osn = _build(client, "ordeal/osn", base, IMAGES_DIR / "osn", {"wheels": wheels, "ordeal": tree},
+                         [*_files_digest(tree), *_files_digest(wheels)])
+    return ImageTags(base=base, jvm_libs=jvm, zookeeper=zookeeper, kafka=kafka, toxiproxy=toxiproxy, osn=osn)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m clusters.images.build",
+                                     description="Build ordeal's node images offline (cached by input hash).")
+    parser.add_argument("--cache", type=Path, required=True, help="artifact cache directory")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    tags = build_all(args.cache)
+    for field, tag in vars(tags).items():
+        print(f"{field:10} {tag}")
+    print(f"images ready in {time.monotonic() - started:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

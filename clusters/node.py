@@ -1,0 +1,92 @@
+"""A node of the cluster under test: one container, with ducktape's verbs.
+
+Faults reach nodes only through these verbs and through the node's network namespace
+(`pid`), so another backend (remote docker, SSH to VMs) can provide the same class.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+import docker
+from docker.models.containers import Container
+
+Role = Literal["zookeeper", "kafka", "osn", "toxiproxy"]
+
+
+@dataclass
+class Node:
+    name: str
+    role: Role
+    ip: str
+    container: Container = field(repr=False)
+
+    @property
+    def node_id(self) -> int:
+        """broker.id / ZooKeeper myid / OSN ordinal: the digits at the end of the name."""
+        return int("".join(ch for ch in self.name if ch.isdigit()) or 0)
+
+    def _reload(self) -> dict:
+        self.container.reload()
+        return self.container.attrs["State"]
+
+    @property
+    def state(self) -> str:
+        """Docker's status: running, paused, exited, created, ... (or missing)."""
+        try:
+            return self._reload()["Status"]
+        except docker.errors.NotFound:
+            return "missing"
+
+    @property
+    def pid(self) -> int:
+        """Host pid of the node's main process; 0 when it is not running."""
+        return int(self._reload().get("Pid") or 0)
+
+    def alive(self) -> bool:
+        return self.state in ("running", "paused")
+
+    def start(self) -> None:
+        if self.state == "paused":
+            self.container.unpause()
+        elif self.state != "running":
+            self.container.start()
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks, no flush; the data volume keeps what reached it."""
+        if self.state == "paused":
+            self.container.unpause()
+        if self.state == "running":
+            self.container.kill(signal="SIGKILL")
+            self.container.wait(timeout=30)
+
+    def stop(self, clean_shutdown: bool = True) -> None:
+        if not clean_shutdown:
+            self.kill()
+            return
+        if self.state == "paused":
+            self.container.unpause()
+        if self.state == "running":
+            self.container.stop(timeout=20)
+
+    def pause(self) -> None:
+        """SIGSTOP of every process in the node (cgroup freezer)."""
+        if self.state == "running":
+            self.container.pause()
+
+    def resume(self) -> None:
+        if self.state == "paused":
+            self.container.unpause()
+
+    def logs(self) -> bytes:
+        return self.container.logs(stdout=True, stderr=True)
+
+    def save_logs(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.name}.log"
+        path.write_bytes(self.logs())
+        return path
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "role": self.role, "ip": self.ip, "state": self.state}

@@ -1,0 +1,84 @@
+"""Configuration files of the nodes, rendered from a variant and the cluster's addresses.
+
+Listeners (one port each, so that partitions and proxies can tell the paths apart):
+  CLIENT  :9092  for clients on the host; advertised at the node's toxiproxy proxy, so
+                 client-to-broker traffic always crosses toxiproxy (link faults).
+  BROKER  :9093  inter-broker replication; cut by iptables partitions.
+  CLUSTER :9094  clients inside the cluster network (the OSNs); also cut by partitions.
+"""
+from __future__ import annotations
+
+from clusters.variant import Variant
+
+CLIENT_PORT, BROKER_PORT, CLUSTER_PORT = 9092, 9093, 9094
+ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT = 2181, 2888, 3888
+
+# Harness defaults the variants may override: failures are detected within seconds
+# (Jepsen's Kafka tests shorten these too), and a 4-broker cluster on 2 cores stays small.
+BROKER_DEFAULTS: dict[str, str | int | bool] = {
+    "zookeeper.session.timeout.ms": 6000,
+    "zookeeper.connection.timeout.ms": 6000,
+    "replica.lag.time.max.ms": 10000,
+    "group.initial.rebalance.delay.ms": 0,
+    "auto.create.topics.enable": False,
+    "num.network.threads": 2,
+    "num.io.threads": 2,
+    "num.recovery.threads.per.data.dir": 1,
+    "num.replica.fetchers": 1,
+    "log.segment.bytes": 64 * 1024 * 1024,
+    "num.partitions": 1,
+    "controlled.shutdown.enable": True,
+}
+
+KAFKA_JAVA_OPTS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+ZOOKEEPER_JAVA_OPTS = "-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
+
+
+def _render(props: dict[str, str | int | bool]) -> str:
+    def fmt(v: str | int | bool) -> str:
+        return str(v).lower() if isinstance(v, bool) else str(v)
+
+    return "\n".join(f"{k}={fmt(v)}" for k, v in props.items())
+
+
+def zoo_cfg(zookeeper_ips: list[str]) -> str:
+    props: dict[str, str | int | bool] = {
+        "tickTime": 1000,
+        "initLimit": 10,
+        "syncLimit": 5,
+        "dataDir": "/var/lib/zookeeper",
+        "clientPort": ZK_CLIENT_PORT,
+        "maxClientCnxns": 0,
+        "4lw.commands.whitelist": "srvr,ruok,mntr",
+        "autopurge.purgeInterval": 0,
+    }
+    for i, ip in enumerate(zookeeper_ips, start=1):
+        props[f"server.{i}"] = f"{ip}:{ZK_PEER_PORT}:{ZK_ELECTION_PORT}"
+    return _render(props)
+
+
+def server_properties(variant: Variant, broker_id: int, ip: str, client_advertised: str,
+                      zookeeper_ips: list[str]) -> str:
+    k = variant.kafka
+    internal_rf = min(3, variant.cluster.brokers)
+    props: dict[str, str | int | bool] = {
+        "broker.id": broker_id,
+        "zookeeper.connect": ",".join(f"{z}:{ZK_CLIENT_PORT}" for z in zookeeper_ips),
+        "listeners": f"CLIENT://0.0.0.0:{CLIENT_PORT},BROKER://0.0.0.0:{BROKER_PORT},CLUSTER://0.0.0.0:{CLUSTER_PORT}",
+        "advertised.listeners": f"CLIENT://{client_advertised},BROKER://{ip}:{BROKER_PORT},CLUSTER://{ip}:{CLUSTER_PORT}",
+        "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT,CLUSTER:PLAINTEXT",
+        "inter.broker.listener.name": "BROKER",
+        "log.dirs": "/var/lib/kafka/data",
+        "default.replication.factor": k.replication_factor,
+        "min.insync.replicas": k.min_insync_replicas,
+        "unclean.leader.election.enable": k.unclean_leader_election_enable,
+        "message.max.bytes": k.message_max_bytes,
+        "replica.fetch.max.bytes": k.replica_fetch_max_bytes,
+        "log.retention.ms": k.log_retention_ms,
+        "offsets.topic.replication.factor": internal_rf,
+        "transaction.state.log.replication.factor": internal_rf,
+        "transaction.state.log.min.isr": min(k.min_insync_replicas, internal_rf),
+        **BROKER_DEFAULTS,
+        **k.overrides,
+    }
+    return _render(props)

@@ -1,0 +1,135 @@
+"""Configuration variants: named, validated settings of the whole cluster (clusters/variants/*.toml).
+
+A variant is checked completely before anything boots; a contradiction is one line naming
+the setting (VariantError), which the CLI turns into exit 2.
+"""
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
+
+# The fault kinds a variant states an expectation for (one pytest scenario each).
+FAULT_KINDS = (
+    "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
+    "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
+    "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed",
+)
+Expectation = Literal["valid", "invalid-possible"]
+
+
+class VariantError(ValueError):
+    """A variant file that cannot be used; str() is the one-line message for the user."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ClusterShape(_Strict):
+    zookeepers: int = Field(3, ge=1, le=9)
+    brokers: int = Field(4, ge=1, le=9)
+    osns: int = Field(0, ge=0, le=9)
+
+
+class KafkaSettings(_Strict):
+    replication_factor: int = Field(3, ge=1)
+    min_insync_replicas: int = Field(2, ge=1)
+    unclean_leader_election_enable: bool = False
+    # Fabric's guide: message.max.bytes (and replica.fetch.max.bytes) above AbsoluteMaxBytes.
+    message_max_bytes: int = Field(103_809_024, ge=1024)
+    replica_fetch_max_bytes: int = Field(103_809_024, ge=1024)
+    log_retention_ms: int = -1
+    overrides: dict[str, str | int | bool] = Field(default_factory=dict)
+
+
+class ProducerSettings(_Strict):
+    acks: Literal["all", "1", "0"] = "all"
+    enable_idempotence: bool = False
+    retries: int = Field(3, ge=0)
+
+
+class OrdererSettings(_Strict):
+    channels: list[str] = Field(default_factory=lambda: ["ch0", "ch1"])
+    max_message_count: int = Field(10, ge=1)
+    absolute_max_bytes: int = Field(10 * 1024 * 1024, ge=1)
+    preferred_max_bytes: int = Field(512 * 1024, ge=1)
+    batch_timeout_ms: int = Field(500, ge=1)
+    writers: dict[str, list[str]] = Field(default_factory=dict)
+
+
+class Variant(_Strict):
+    name: str
+    description: str = ""
+    cluster: ClusterShape = ClusterShape()
+    kafka: KafkaSettings = KafkaSettings()
+    producer: ProducerSettings = ProducerSettings()
+    orderer: OrdererSettings = OrdererSettings()
+    expect: dict[str, Expectation] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> "Variant":
+        k, c = self.kafka, self.cluster
+        if k.min_insync_replicas > k.replication_factor:
+            raise ValueError(f"kafka.min_insync_replicas ({k.min_insync_replicas}) exceeds "
+                             f"kafka.replication_factor ({k.replication_factor})")
+        if k.replication_factor > c.brokers:
+            raise ValueError(f"kafka.replication_factor ({k.replication_factor}) exceeds "
+                             f"cluster.brokers ({c.brokers})")
+        if c.zookeepers % 2 == 0:
+            raise ValueError(f"cluster.zookeepers ({c.zookeepers}) is even; a ZooKeeper ensemble needs an odd size")
+        if k.replica_fetch_max_bytes > k.message_max_bytes:
+            raise ValueError(f"kafka.replica_fetch_max_bytes ({k.replica_fetch_max_bytes}) exceeds "
+                             f"kafka.message_max_bytes ({k.message_max_bytes})")
+        if c.osns and self.orderer.absolute_max_bytes >= k.message_max_bytes:
+            raise ValueError(f"orderer.absolute_max_bytes ({self.orderer.absolute_max_bytes}) must be below "
+                             f"kafka.message_max_bytes ({k.message_max_bytes})")
+        if self.orderer.preferred_max_bytes > self.orderer.absolute_max_bytes:
+            raise ValueError("orderer.preferred_max_bytes exceeds orderer.absolute_max_bytes")
+        unknown = sorted(set(self.expect) - set(FAULT_KINDS))
+        if unknown:
+            raise ValueError(f"expect.{unknown[0]}: unknown fault kind (known: {', '.join(FAULT_KINDS)})")
+        return self
+
+    def expected(self, fault: str) -> Expectation:
+        return self.expect.get(fault, "valid")
+
+
+def _one_line(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"])
+    msg = err["msg"].removeprefix("Value error, ")
+    if err["type"] == "extra_forbidden":
+        msg = "unknown setting"
+    return f"{where}: {msg}" if where else msg
+
+
+def parse_variant(data: dict, source: str) -> Variant:
+    try:
+        return Variant.model_validate(data)
+    except ValidationError as exc:
+        raise VariantError(f"variant {source}: {_one_line(exc)}") from None
+
+
+def variant_path(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    return VARIANTS_DIR / f"{name_or_path}.toml"
+
+
+def load_variant(name_or_path: str) -> Variant:
+    """A shipped variant by name, or any variant file by path."""
+    path = variant_path(name_or_path)
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in VARIANTS_DIR.glob("*.toml")))
+        raise VariantError(f"variant {name_or_path}: no such variant (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise VariantError(f"variant {path}: not valid TOML: {exc}") from None
+    return parse_variant(data, str(path))
