@@ -18,7 +18,7 @@ import docker
 import requests
 
 from clusters import labels as L
-from clusters.health import ensemble_has_leader, kafka_ready
+from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.node import Node
 from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, ZOOKEEPER_JAVA_OPTS,
@@ -93,6 +93,20 @@ class Cluster:
 
     def osn_addresses(self) -> dict[str, str]:
         return {n.name: f"{n.ip}:{OSN_PORT}" for n in self.osns}
+
+    def leader_of(self, topic: str, partition: int = 0) -> Node | None:
+        """The broker currently leading `topic`/`partition`, as the cluster's metadata says."""
+        admin = admin_client(self.bootstrap_servers())
+        meta = admin.list_topics(topic, timeout=10)
+        part = meta.topics[topic].partitions.get(partition)
+        if part is None or part.leader < 0:
+            return None
+        return self.node(f"kafka{part.leader}")
+
+    def controller(self) -> Node | None:
+        admin = admin_client(self.bootstrap_servers())
+        desc = admin.describe_cluster(request_timeout=10).result(timeout=11)
+        return self.node(f"kafka{desc.controller.id}") if desc.controller and desc.controller.id >= 0 else None
 
     def status(self) -> dict:
         return {
