@@ -57,4 +57,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # Run the imported module's main, so that UsageError raised by the parts is the same
+    # class as the one caught here (not a second copy living in __main__).
+    from harness import cli
+
+    sys.exit(cli.main())

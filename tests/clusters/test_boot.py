@@ -1,0 +1,61 @@
+"""fabric-recommended boots on the real cluster, carries writes through the proxies,
+survives a SIGKILLed broker, and leaves nothing behind."""
+from __future__ import annotations
+
+import pytest
+
+from clusters.cluster import Cluster
+from clusters.health import ensemble_has_leader
+from clusters.smoke import create_topic, produce, read_partition
+from clusters.variant import load_variant
+from tests.clusters.conftest import labelled_objects
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def fabric(docker_client):
+    cluster = Cluster.up(load_variant("fabric-recommended"), client=docker_client)
+    yield cluster
+    cluster.down()
+
+
+def test_fabric_recommended_boots_three_zookeepers_and_four_brokers_healthy(fabric: Cluster) -> None:
+    assert [n.name for n in fabric.zookeepers] == ["zk1", "zk2", "zk3"]
+    assert [n.name for n in fabric.brokers] == ["kafka1", "kafka2", "kafka3", "kafka4"]
+    assert all(n.state == "running" for n in fabric.nodes)
+    assert ensemble_has_leader([z.ip for z in fabric.zookeepers])
+    assert fabric.controller() is not None
+
+
+def test_host_clients_reach_brokers_only_through_toxiproxy(fabric: Cluster) -> None:
+    proxies = fabric.bootstrap_servers().split(",")
+    assert len(proxies) == 4
+    assert all(p.startswith(fabric.toxiproxy.ip + ":") for p in proxies)
+
+
+def test_thousand_acks_all_writes_read_back_in_order_then_survive_leader_sigkill(fabric: Cluster) -> None:
+    create_topic(fabric, "t-boot")
+    acked = produce(fabric, "t-boot", list(range(1000)))
+    assert len(acked) == 1000
+    assert [o for _, o in acked] == list(range(1000))
+    assert read_partition(fabric, "t-boot", 0, 1000) == list(range(1000))
+
+    leader = fabric.leader_of("t-boot", 0)
+    assert leader is not None
+    leader.kill()
+    assert leader.state == "exited"
+    acked = produce(fabric, "t-boot", list(range(1000, 1500)))
+    assert len(acked) == 500
+    assert read_partition(fabric, "t-boot", 0, 1500) == list(range(1500))
+    new_leader = fabric.leader_of("t-boot", 0)
+    assert new_leader is not None and new_leader.name != leader.name
+    leader.start()
+    assert leader.state == "running"
+
+
+def test_teardown_leaves_no_labelled_container_network_or_volume(docker_client) -> None:
+    cluster = Cluster.up(load_variant("tests/clusters/tiny.toml"), client=docker_client)
+    assert labelled_objects(docker_client, cluster.run)
+    cluster.down()
+    assert labelled_objects(docker_client, cluster.run) == []

@@ -1,0 +1,97 @@
+"""Variants are validated completely before anything boots."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clusters.variant import VARIANTS_DIR, VariantError, load_variant
+
+SHIPPED = ["fabric-recommended", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
+
+BASE = """
+name = "bad"
+[cluster]
+zookeepers = 3
+brokers = 4
+[kafka]
+replication_factor = 3
+min_insync_replicas = 2
+"""
+
+INVALID = {
+    "min-isr-above-rf": (BASE.replace("min_insync_replicas = 2", "min_insync_replicas = 4"),
+                         "kafka.min_insync_replicas"),
+    "rf-above-brokers": (BASE.replace("brokers = 4", "brokers = 2"), "kafka.replication_factor"),
+    "even-zookeeper": (BASE.replace("zookeepers = 3", "zookeepers = 2"), "cluster.zookeepers"),
+    "fetch-above-message-max": (BASE + "message_max_bytes = 2000000\nreplica_fetch_max_bytes = 3000000\n",
+                                "kafka.replica_fetch_max_bytes"),
+    "unknown-key": (BASE + "unclean_election = true\n", "kafka.unclean_election"),
+    "unknown-section": (BASE + "[brokers]\nk = 4\n", "brokers"),
+}
+
+
+@pytest.mark.parametrize("name", SHIPPED)
+def test_shipped_variant_loads(name: str) -> None:
+    assert load_variant(name).name == name
+
+
+def test_shipped_variants_are_exactly_the_five() -> None:
+    assert sorted(p.stem for p in VARIANTS_DIR.glob("*.toml")) == sorted(SHIPPED)
+
+
+def test_fabric_recommended_matches_the_fabric_guide() -> None:
+    v = load_variant("fabric-recommended")
+    assert (v.cluster.brokers, v.cluster.zookeepers) == (4, 3)
+    assert (v.kafka.replication_factor, v.kafka.min_insync_replicas) == (3, 2)
+    assert v.kafka.unclean_leader_election_enable is False
+    assert v.producer.acks == "all" and v.kafka.log_retention_ms == -1
+    assert v.kafka.message_max_bytes > v.orderer.absolute_max_bytes
+    assert set(v.expect.values()) == {"valid"}
+
+
+def test_unsafe_variants_expect_loss_under_the_targeted_sequence() -> None:
+    for name in ("unclean-election", "min-isr-1", "acks-1"):
+        assert load_variant(name).expected("targeted-isr-shrink") == "invalid-possible"
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_invalid_variant_is_refused_naming_the_setting(case: str, tmp_path: Path) -> None:
+    text, setting = INVALID[case]
+    path = tmp_path / f"{case}.toml"
+    path.write_text(text)
+    with pytest.raises(VariantError) as err:
+        load_variant(str(path))
+    assert setting in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("case", sorted(INVALID))
+def test_cluster_up_refuses_invalid_variant_with_exit_2_and_starts_nothing(case: str, tmp_path: Path) -> None:
+    text, setting = INVALID[case]
+    path = tmp_path / f"{case}.toml"
+    path.write_text(text)
+    before = _labelled_count()
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "up", "--variant", str(path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and setting in lines[0], proc.stderr
+    assert _labelled_count() == before
+
+
+def test_unknown_variant_name_lists_the_known_ones() -> None:
+    with pytest.raises(VariantError, match="fabric-recommended"):
+        load_variant("no-such-variant")
+
+
+def _labelled_count() -> int:
+    try:
+        import docker
+
+        from tests.clusters.conftest import labelled_objects
+
+        return len(labelled_objects(docker.from_env(timeout=30)))
+    except Exception:
+        return -1
