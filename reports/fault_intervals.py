@@ -1,0 +1,126 @@
+"""Fault intervals from nemesis ops, for shading plots and drawing cuts.
+
+A fault opens at kill / pause / partition / link-fault / config and closes at the
+matching start / resume / heal (or at the next heal); shapes not recognised still
+open and close, they just carry no nodes or cuts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import combinations
+from typing import Any
+
+OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal"}
+# A heal ends every network and configuration fault still open (DESIGN.md "Nemeses").
+HEALED_BY_ANY_HEAL = {"partition", "link-fault", "config"}
+
+
+@dataclass
+class FaultInterval:
+    """One fault, from the op that caused it to the op that undid it (end None: never undone)."""
+
+    kind: str
+    start: int
+    end: int | None
+    nodes: list[str]
+    cut: list[tuple[str, str]]
+    components: list[list[str]]
+    index: int
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        who = ",".join(self.nodes[:4]) + ("…" if len(self.nodes) > 4 else "")
+        if self.kind == "partition" and self.components:
+            who = " | ".join(",".join(c) for c in self.components[:3])
+        elif self.kind == "partition" and self.cut:
+            who = f"{len(self.cut)} links cut"
+        return f"{self.kind} {who}".strip()
+
+    def cut_edges(self, all_nodes: list[str]) -> set[frozenset[str]]:
+        """Links this fault removes: explicit cuts, plus every pair split across components."""
+        edges = {frozenset(e) for e in self.cut if len(set(e)) == 2}
+        if self.components:
+            side: dict[str, object] = {n: i for i, comp in enumerate(self.components) for n in comp}
+            for a, b in combinations(sorted(set(all_nodes) | set(side)), 2):
+                # A node named in no component is alone on its side.
+                if side.get(a, ("alone", a)) != side.get(b, ("alone", b)):
+                    edges.add(frozenset((a, b)))
+        return edges
+
+
+def _names(x: Any) -> list[str]:
+    if isinstance(x, str):
+        return [x]
+    if isinstance(x, (list, tuple)):
+        return [str(n) for n in x if isinstance(n, (str, int))]
+    if isinstance(x, dict):
+        return [str(k) for k in x]
+    return []
+
+
+def describe(op: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], list[list[str]]]:
+    """Nodes, cut links and components named by one nemesis op, tolerating unknown shapes."""
+    value = op.get("value")
+    nodes: list[str] = []
+    cut: list[tuple[str, str]] = []
+    components: list[list[str]] = []
+    if isinstance(value, dict):
+        nodes = _names(value.get("nodes")) or _names(value.get("node")) or _names(value.get("targets"))
+        for link in value.get("cut") or []:
+            if isinstance(link, (list, tuple)) and len(link) == 2:
+                cut.append((str(link[0]), str(link[1])))
+        for comp in value.get("components") or []:
+            names = _names(comp)
+            if names:
+                components.append(names)
+    elif isinstance(value, (list, str)):
+        nodes = _names(value)
+    if not nodes and isinstance(op.get("node"), str):
+        nodes = [op["node"]]
+    if not nodes:
+        nodes = sorted({n for link in cut for n in link} | {n for c in components for n in c})
+    return nodes, cut, components
+
+
+class FaultTracker:
+    """Fed nemesis ops in history order; yields closed and still-open fault intervals."""
+
+    def __init__(self) -> None:
+        self.intervals: list[FaultInterval] = []
+        self._open: list[FaultInterval] = []
+        self.nodes_seen: set[str] = set()
+
+    def feed(self, op: dict[str, Any]) -> None:
+        if op.get("type") == "invoke":
+            return  # the info completion carries what was done
+        f = str(op.get("f"))
+        t = int(op.get("time") or 0)
+        nodes, cut, components = describe(op)
+        self.nodes_seen.update(nodes)
+        if f in OPENERS:
+            iv = FaultInterval(
+                kind=f, start=t, end=None, nodes=nodes, cut=cut, components=components,
+                index=int(op.get("index", -1)),
+                detail=op.get("value") if isinstance(op.get("value"), dict) else {},
+            )
+            if f == "config":
+                self._close(lambda o: o.kind == "config", t)
+            self._open.append(iv)
+            self.intervals.append(iv)
+        elif f in ("start", "resume"):
+            opener = "kill" if f == "start" else "pause"
+            self._close(lambda o: o.kind == opener and (not nodes or not o.nodes or bool(set(o.nodes) & set(nodes))), t)
+        elif f == "heal":
+            self._close(
+                lambda o: o.kind in HEALED_BY_ANY_HEAL or (bool(nodes) and bool(set(o.nodes) & set(nodes))), t
+            )
+
+    def _close(self, match, t: int) -> None:
+        still = []
+        for iv in self._open:
+            if match(iv):
+                iv.end = t
+            else:
+                still.append(iv)
+        self._open = still

@@ -1,0 +1,65 @@
+"""junit.xml for CI systems: one test case per checker, failing with the anomalies it found.
+
+An unknown verdict is a skipped case (CI should neither pass nor fail it silently); a
+run without results.json gets one erroring case so CI notices nothing was checked.
+"""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+from reports.run_files import RunFiles, load_run, verdict_of
+
+JUNIT = "junit.xml"
+
+
+def junit_tree(files: RunFiles) -> ET.ElementTree:
+    suite_name = f"ordeal.{files.variant_name}.{files.scenario_name}"
+    suite = ET.Element("testsuite", name=suite_name)
+    stats = files.results.get("stats") if isinstance(files.results.get("stats"), dict) else {}
+    props = ET.SubElement(suite, "properties")
+    for key, value in (("variant", files.variant_name), ("scenario", files.scenario_name),
+                       ("run_dir", str(files.path)), ("verdict", files.verdict)):
+        ET.SubElement(props, "property", name=key, value=value)
+    tally = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    checkers = files.checkers
+    if not files.results:
+        case = ET.SubElement(suite, "testcase", classname=suite_name, name="results")
+        ET.SubElement(case, "error", message="results.json is missing or unreadable: the run was not checked")
+        tally["tests"], tally["errors"] = 1, 1
+    elif not checkers:
+        checkers = {"verdict": {"valid": files.results.get("valid")}}
+    by_family: dict[str, list[str]] = {}
+    for a in files.anomalies:
+        by_family.setdefault(a.family, []).append(f"{a.name} x{a.count}")
+    for name, body in checkers.items():
+        verdict = verdict_of(body.get("valid"))
+        case = ET.SubElement(suite, "testcase", classname=suite_name, name=name)
+        seconds = stats.get("seconds") if isinstance(stats.get("seconds"), (int, float)) else None
+        if seconds is not None:
+            case.set("time", f"{seconds:.3f}")
+        found = by_family.get(name) or by_family.get("other") or []
+        if name not in ("kafka", "ordering"):
+            found = [s for fam in by_family.values() for s in fam]
+        tally["tests"] += 1
+        if verdict == "invalid":
+            tally["failures"] += 1
+            message = ", ".join(found) or "checker reported invalid"
+            failure = ET.SubElement(case, "failure", message=message, type="anomalies")
+            failure.text = f"see {files.path / 'report.html'}"
+        elif verdict == "unknown":
+            tally["skipped"] += 1
+            ET.SubElement(case, "skipped", message="verdict unknown" + (": " + ", ".join(found) if found else ""))
+    for key, n in tally.items():
+        suite.set(key, str(n))
+    return ET.ElementTree(suite)
+
+
+def write_junit(run_dir: Path) -> Path:
+    """Write run_dir/junit.xml from results.json (and run.json for names); return its path."""
+    files = load_run(Path(run_dir), need_history=False)
+    out = files.path / JUNIT
+    tree = junit_tree(files)
+    ET.indent(tree)
+    tree.write(out, encoding="utf-8", xml_declaration=True)
+    return out

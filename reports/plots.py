@@ -1,0 +1,109 @@
+"""Charts of a run as inline PNG data URIs, so report.html needs no network and stays small.
+
+Every time chart shades the fault intervals and labels them, because the question a
+reader asks of a latency spike is "which fault was active then?".
+"""
+from __future__ import annotations
+
+import base64
+import io
+from itertools import cycle
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
+
+from reports.fault_intervals import FaultInterval  # noqa: E402
+from reports.history_digest import HistoryDigest  # noqa: E402
+
+OUTCOME_COLOURS = {"ok": "#2f9e44", "fail": "#e03131", "info": "#f08c00"}
+FAULT_COLOURS = {
+    "partition": "#ffc9c9", "kill": "#d0bfff", "pause": "#a5d8ff",
+    "link-fault": "#ffe8cc", "config": "#c3fae8",
+}
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+WIDTH_IN = 11.0
+
+
+def to_data_uri(fig: Figure) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight")
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def shade_faults(ax: Axes, faults: list[FaultInterval], end: float) -> None:
+    """Shade each fault interval and write its label at the top, staggered so labels don't pile up."""
+    for row, iv in enumerate(faults[:60]):
+        start = iv.start / 1e9
+        stop = iv.end / 1e9 if iv.end is not None else end
+        colour = FAULT_COLOURS.get(iv.kind, "#dee2e6")
+        ax.axvspan(start, max(stop, start + end * 0.002), color=colour, alpha=0.45, lw=0, zorder=0)
+        ax.text(start, 1.0 - 0.07 * (row % 4), " " + iv.label, transform=ax.get_xaxis_transform(),
+                fontsize=7, va="top", ha="left", color="#495057", clip_on=True, zorder=5)
+
+
+def latency_chart(d: HistoryDigest) -> str | None:
+    """Raw latency points by invoke time: colour is the outcome, marker the op type."""
+    points = [p for sample in d.latency.values() for p in sample.items]
+    if not points:
+        return None
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.6))
+    shade_faults(ax, d.faults.intervals, d.end_time)
+    markers = dict(zip(sorted({p.f for p in points}), cycle(MARKERS)))
+    for f, marker in markers.items():
+        for outcome, colour in OUTCOME_COLOURS.items():
+            sel = [p for p in points if p.f == f and p.outcome == outcome]
+            if sel:
+                ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=9 if outcome == "ok" else 16,
+                           c=colour, marker=marker, alpha=0.7, linewidths=0, label=f"{f} {outcome}", zorder=3)
+    ax.set_yscale("log")
+    ax.set_xlabel("time since start (s)")
+    ax.set_ylabel("latency (ms)")
+    ax.set_xlim(0, max(d.end_time, 1e-3))
+    ax.grid(True, which="major", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return to_data_uri(fig)
+
+
+def throughput_chart(d: HistoryDigest, max_bins: int = 400) -> str | None:
+    """Completions per second by outcome, rebinned so long runs keep at most max_bins bars."""
+    if not d.throughput:
+        return None
+    last = max(d.throughput)
+    width = max(1, -(-(last + 1) // max_bins))
+    bins = range(0, last + 1, width)
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6))
+    shade_faults(ax, d.faults.intervals, d.end_time)
+    for outcome, colour in OUTCOME_COLOURS.items():
+        ys = [sum(d.throughput.get(s, {}).get(outcome, 0) for s in range(b, b + width)) / width for b in bins]
+        if any(ys):
+            ax.step([b for b in bins], ys, where="post", color=colour, label=outcome, lw=1.3, zorder=3)
+    ax.set_xlabel("time since start (s)")
+    ax.set_ylabel("completions / s")
+    ax.set_xlim(0, max(d.end_time, 1e-3))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return to_data_uri(fig)
+
+
+def height_chart(d: HistoryDigest) -> str | None:
+    """Block height each OSN had delivered over time, one step line per OSN and channel."""
+    if not d.heights:
+        return None
+    fig, ax = plt.subplots(figsize=(WIDTH_IN, 2.6))
+    shade_faults(ax, d.faults.intervals, d.end_time)
+    for (osn, channel), sample in sorted(d.heights.items()):
+        xs = [t for t, _ in sample.items]
+        ys = [h for _, h in sample.items]
+        label = osn if len({c for _, c in d.heights}) == 1 else f"{osn} {channel}"
+        ax.step(xs, ys, where="post", lw=1.5, label=label, marker=".", zorder=3)
+    ax.set_xlabel("time since start (s)")
+    ax.set_ylabel("block height")
+    ax.set_xlim(0, max(d.end_time, 1e-3))
+    ax.grid(True, alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    return to_data_uri(fig)

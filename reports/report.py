@@ -1,0 +1,258 @@
+"""report.html for one run: the verdict first, then the evidence behind it.
+
+Built from results.json, run.json and history.jsonl only; whatever is missing is said
+on the page instead of failing the report.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from reports import history_digest as caps
+from reports.history_digest import HistoryDigest, TimelineOp, digest_history, focus_of, short
+from reports.junit import write_junit
+from reports.page import render
+from reports.plots import height_chart, latency_chart, throughput_chart
+from reports.run_files import Anomaly, RunFiles, load_run
+from reports.topology import MAX_PANELS, cluster_nodes, topology_chart
+
+EXAMPLES_SHOWN = 10
+FORK_ROWS = 100
+REPORT = "report.html"
+
+# Headline tiles: the questions a reader brings, and which anomalies answer each.
+QUESTIONS = (
+    ("lost", ("lost-write", "lost-tx")),
+    ("reordered / diverged", ("realtime-order", "nonmonotonic-poll", "nonmonotonic-send", "poll-skip",
+                              "inconsistent-offsets", "aborted-read")),
+    ("forked chain", ("block-fork", "broken-chain")),
+    ("duplicated", ("duplicate", "duplicate-tx")),
+)
+
+
+@dataclass
+class AnomalySection:
+    anomaly: Anomaly
+    role: str  # "fails", "allowed", "informational", "unknown"
+    columns: list[str]
+    examples: list[dict[str, Any]]
+    evidence: list[int]
+
+
+@dataclass
+class EvidenceRow:
+    index: int
+    op: dict[str, Any] | None
+    pair: int | None
+    value: str
+    in_timeline: bool
+
+
+@dataclass
+class TimelineRow:
+    op: TimelineOp
+    lane: int
+    anchor_invoke: bool
+    anchor_completion: bool
+
+
+@dataclass
+class OffsetTable:
+    topic: str
+    partition: int
+    readers: list[str]
+    rows: list[dict[str, Any]]
+    focus_total: int
+
+
+@dataclass
+class ReportContext:
+    """Everything the report template shows; built once, rendered once."""
+
+    files: RunFiles
+    digest: HistoryDigest
+    verdict: str
+    headline: str
+    tiles: list[tuple[str, int]]
+    sections: list[AnomalySection]
+    settings: list[tuple[str, list[tuple[str, str]]]]
+    charts: dict[str, str | None]
+    topology_faults: int
+    evidence: list[EvidenceRow]
+    timeline: list[TimelineRow]
+    lanes: list[str]
+    offset_tables: list[OffsetTable]
+    forks: list[tuple[str, int, dict[str, str]]]
+    fork_osns: list[str]
+    caps: dict[str, int] = field(default_factory=dict)
+
+
+def _role(anomaly: Anomaly, idempotent: bool) -> str:
+    if anomaly.name == "unseen":
+        return "informational"
+    if anomaly.name == "lagging-osn":
+        return "unknown"
+    if anomaly.name in ("duplicate", "duplicate-tx") and not idempotent:
+        return "allowed"
+    return "fails"
+
+
+def _flatten(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for k, v in d.items():
+        if isinstance(v, dict) and v:
+            out += _flatten(v, f"{prefix}{k}.")
+        else:
+            out.append((f"{prefix}{k}", v if isinstance(v, str) else json.dumps(v)))
+    return out
+
+
+def _settings(files: RunFiles) -> list[tuple[str, list[tuple[str, str]]]]:
+    groups = []
+    if files.scenario:
+        groups.append(("scenario", _flatten(files.scenario)))
+    variant = files.variant
+    if variant:
+        groups.append(("variant", _flatten({k: v for k, v in variant.items() if k != "expect"})))
+        if isinstance(variant.get("expect"), dict) and variant["expect"]:
+            groups.append(("variant expects", _flatten(variant["expect"])))
+    run = [(k, json.dumps(files.run[k]) if not isinstance(files.run[k], str) else files.run[k])
+           for k in ("seed", "started") if k in files.run]
+    if run:
+        groups.append(("run", run))
+    return groups
+
+
+def _headline(verdict: str, tiles: list[tuple[str, int]], files: RunFiles) -> str:
+    if not files.results:
+        return "Not checked: results.json is missing, so no verdict was reached."
+    found = [f"{name} ({n})" for name, n in tiles if n]
+    if verdict == "valid":
+        return "No lost, reordered or forked data under these faults." if not found else (
+            "Valid, though the checkers reported: " + ", ".join(found) + ".")
+    if verdict == "invalid":
+        return ("Data went wrong under these faults: " + ", ".join(found) + ".") if found else (
+            "The checkers judged this run invalid.")
+    return "The checkers could not decide" + (": " + ", ".join(found) if found else "") + "."
+
+
+def _sections(files: RunFiles) -> list[AnomalySection]:
+    producer = files.variant.get("producer") if isinstance(files.variant.get("producer"), dict) else {}
+    idempotent = bool(producer.get("enable_idempotence"))
+    out = []
+    for a in files.anomalies:
+        examples = a.examples[:EXAMPLES_SHOWN]
+        columns: list[str] = []
+        for ex in examples:
+            columns += [k for k in ex if k not in columns]
+        out.append(AnomalySection(a, _role(a, idempotent), columns, examples, a.evidence[: caps.EVIDENCE_SHOWN]))
+    return out
+
+
+def _timeline(d: HistoryDigest, owned: set[int]) -> tuple[list[TimelineRow], list[str]]:
+    """Rows in history order; one column per process (nemesis first), extra processes share the last."""
+    order: list[str] = []
+    for op in d.timeline:
+        if op.process not in order:
+            order.append(op.process)
+    order.sort(key=lambda p: p != "nemesis")
+    lanes = order[: caps.TIMELINE_LANES]
+    if len(order) > caps.TIMELINE_LANES:
+        lanes[-1] = "others"
+    lane_of = {p: min(i, len(lanes) - 1) for i, p in enumerate(order)}
+    rows = [
+        TimelineRow(op, lane_of[op.process], op.invoke not in owned,
+                    op.completion is not None and op.completion not in owned)
+        for op in d.timeline
+    ]
+    return rows, lanes
+
+
+def _offset_tables(d: HistoryDigest) -> list[OffsetTable]:
+    tables = []
+    for (topic, partition), view in d.offset_views.items():
+        readers = sorted(view.readers, key=lambda r: (r != "acked send", r == "final read", r))
+        rows = []
+        for o in view.offsets():
+            seen = view.rows.get(o, {})
+            distinct = {v for cell in seen.values() for v in cell}
+            acked = set(seen.get("acked send", {}))
+            final = set(seen.get("final read", {}))
+            missing = bool(acked) and "final read" in view.readers and not acked <= final
+            rows.append({
+                "offset": o,
+                "focus": o in view.focus,
+                "conflict": len(distinct) > 1,
+                "missing": missing,
+                "cells": {r: [(v, i) for v, i in seen.get(r, {}).items()] for r in readers},
+            })
+        tables.append(OffsetTable(topic, partition, readers, rows, len(view.focus)))
+    return tables
+
+
+def build_context(run_dir: Path) -> ReportContext:
+    files = load_run(run_dir)
+    anomalies = files.anomalies
+    sections = _sections(files)
+    shown_evidence = {i for s in sections for i in s.evidence}
+    d = digest_history(files.history, shown_evidence, focus_of([e for a in anomalies for e in a.examples]))
+    counts = {a.name: a.count for a in anomalies}
+    tiles = [(name, sum(counts.get(n, 0) for n in names)) for name, names in QUESTIONS]
+    verdict = files.verdict
+    in_timeline = {op.invoke for op in d.timeline} | {op.completion for op in d.timeline if op.completion is not None}
+    evidence = [
+        EvidenceRow(i, d.evidence_ops.get(i), d.evidence_pairs.get(i),
+                    short(d.evidence_ops[i].get("value"), 240) if i in d.evidence_ops else "", i in in_timeline)
+        for i in sorted(shown_evidence)
+    ]
+    timeline, lanes = _timeline(d, shown_evidence)
+    nodes = cluster_nodes(d.nodes_seen, files.cluster_size)
+    topo, topo_faults = topology_chart(nodes, d.faults.intervals)
+    forks = d.forks
+    return ReportContext(
+        files=files,
+        digest=d,
+        verdict=verdict,
+        headline=_headline(verdict, tiles, files),
+        tiles=tiles,
+        sections=sections,
+        settings=_settings(files),
+        charts={
+            "latency": latency_chart(d),
+            "throughput": throughput_chart(d),
+            "heights": height_chart(d),
+            "topology": topo,
+        },
+        topology_faults=topo_faults,
+        evidence=evidence,
+        timeline=timeline,
+        lanes=lanes,
+        offset_tables=_offset_tables(d),
+        forks=forks[:FORK_ROWS],
+        fork_osns=sorted({o for _, _, hashes in forks[:FORK_ROWS] for o in hashes}),
+        caps={
+            "latency_points": caps.LATENCY_POINTS_CAP,
+            "timeline": caps.TIMELINE_CAP,
+            "lanes": caps.TIMELINE_LANES,
+            "evidence": caps.EVIDENCE_SHOWN,
+            "examples": EXAMPLES_SHOWN,
+            "offset_rows": caps.OFFSET_ROWS,
+            "offset_partitions": caps.OFFSET_PARTITIONS,
+            "forks": FORK_ROWS,
+            "fork_total": len(forks),
+            "topology_panels": MAX_PANELS,
+            "heights": caps.HEIGHT_POINTS_CAP,
+        },
+    )
+
+
+def write_report(run_dir: Path) -> Path:
+    """Write run_dir/report.html and run_dir/junit.xml; return the HTML path."""
+    run_dir = Path(run_dir)
+    ctx = build_context(run_dir)
+    out = run_dir / REPORT
+    out.write_text(render("report.html.j2", ctx=ctx), encoding="utf-8")
+    write_junit(run_dir)
+    return out

@@ -1,0 +1,199 @@
+"""What a run directory holds, read once at the report's edge.
+
+A report is built from results.json, run.json and history.jsonl only, never from
+the cluster; any of them may be missing, and the report says which.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HISTORY = "history.jsonl"
+RUN = "run.json"
+RESULTS = "results.json"
+
+# Which checker owns which anomaly (DESIGN.md, "Anomalies").
+KAFKA_ANOMALIES = (
+    "lost-write",
+    "inconsistent-offsets",
+    "duplicate",
+    "realtime-order",
+    "nonmonotonic-poll",
+    "poll-skip",
+    "nonmonotonic-send",
+    "aborted-read",
+    "unseen",
+)
+ORDERING_ANOMALIES = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
+
+ANOMALY_MEANINGS = {
+    "lost-write": "a send acknowledged at an offset whose value is missing from the final read of that partition",
+    "inconsistent-offsets": "two different values seen at the same (partition, offset), by acks or by reads",
+    "duplicate": "one sent value at more than one offset (allowed unless the producer is idempotent)",
+    "realtime-order": "send A completed before send B was invoked, same partition, but offset(B) < offset(A)",
+    "nonmonotonic-poll": "a consumer's next poll returned an offset not after the last one, with no seek between",
+    "poll-skip": "a consumer's consecutive polls jumped over offsets that hold values in the final read",
+    "nonmonotonic-send": "a process's later send to a partition landed at or before its earlier one",
+    "aborted-read": "a send that completed fail was seen by a read",
+    "unseen": "acknowledged but never read by any poll (informational)",
+    "block-fork": "two OSNs hold different blocks (header hash) at the same number",
+    "broken-chain": "previous_hash or data_hash does not match",
+    "lost-tx": "Broadcast answered SUCCESS, yet the tx is in no block of any OSN after recovery",
+    "duplicate-tx": "one tx id in more than one place of the chain (allowed unless idempotence is promised)",
+    "lagging-osn": "an OSN did not catch up after recovery (makes the verdict unknown, not false)",
+}
+
+
+class RunDirError(ValueError):
+    """The directory cannot be reported on (it does not exist, or holds no history)."""
+
+
+def verdict_of(valid: Any) -> str:
+    """Jepsen's three-valued verdict as one word: valid, invalid or unknown."""
+    if valid is True:
+        return "valid"
+    if valid is False:
+        return "invalid"
+    return "unknown"
+
+
+@dataclass(frozen=True)
+class Anomaly:
+    """One anomaly type as results.json states it."""
+
+    name: str
+    count: int
+    examples: list[dict[str, Any]]
+    evidence: list[int]
+
+    @property
+    def family(self) -> str:
+        if self.name in ORDERING_ANOMALIES:
+            return "ordering"
+        if self.name in KAFKA_ANOMALIES:
+            return "kafka"
+        return "other"
+
+    @property
+    def meaning(self) -> str:
+        return ANOMALY_MEANINGS.get(self.name, "not described in DESIGN.md")
+
+
+@dataclass
+class RunFiles:
+    """The parsed run.json and results.json of one run, with what was missing or unreadable."""
+
+    path: Path
+    run: dict[str, Any] = field(default_factory=dict)
+    results: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def history(self) -> Path:
+        return self.path / HISTORY
+
+    @property
+    def has_history(self) -> bool:
+        return self.history.is_file()
+
+    @property
+    def verdict(self) -> str:
+        if not self.results:
+            return "unknown"
+        return verdict_of(self.results.get("valid"))
+
+    @property
+    def variant(self) -> dict[str, Any]:
+        v = self.run.get("variant")
+        return v if isinstance(v, dict) else {}
+
+    @property
+    def scenario(self) -> dict[str, Any]:
+        s = self.run.get("scenario")
+        return s if isinstance(s, dict) else {}
+
+    @property
+    def variant_name(self) -> str:
+        return str(self.variant.get("name") or self.results.get("variant") or "unnamed variant")
+
+    @property
+    def scenario_name(self) -> str:
+        return str(self.scenario.get("name") or self.results.get("scenario") or "unnamed scenario")
+
+    @property
+    def checkers(self) -> dict[str, dict[str, Any]]:
+        c = self.results.get("checkers")
+        if not isinstance(c, dict):
+            return {}
+        return {str(k): (v if isinstance(v, dict) else {"valid": v}) for k, v in c.items()}
+
+    @property
+    def anomalies(self) -> list[Anomaly]:
+        """Anomaly types ordered as DESIGN.md lists them, unknown names last."""
+        raw = self.results.get("anomalies")
+        if not isinstance(raw, dict):
+            return []
+        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES)}
+        found = []
+        for name, body in raw.items():
+            body = body if isinstance(body, dict) else {}
+            examples = [e for e in body.get("examples") or [] if isinstance(e, dict)]
+            evidence = [int(i) for i in body.get("evidence") or [] if _is_int(i)]
+            count = body.get("count")
+            found.append(
+                Anomaly(
+                    name=str(name),
+                    count=int(count) if _is_int(count) else len(examples),
+                    examples=examples,
+                    evidence=evidence,
+                )
+            )
+        return sorted(found, key=lambda a: (order.get(a.name, len(order)), a.name))
+
+    @property
+    def cluster_size(self) -> dict[str, int]:
+        c = self.variant.get("cluster")
+        if not isinstance(c, dict):
+            return {}
+        return {k: int(c[k]) for k in ("zookeepers", "brokers", "osns") if _is_int(c.get(k))}
+
+
+def _is_int(x: Any) -> bool:
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, int):
+        return True
+    return isinstance(x, str) and x.strip().lstrip("-").isdigit()
+
+
+def _read_json(path: Path, problems: list[str]) -> dict[str, Any]:
+    if not path.is_file():
+        problems.append(f"{path.name} is missing")
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        problems.append(f"{path.name} is unreadable ({exc.__class__.__name__})")
+        return {}
+    if not isinstance(data, dict):
+        problems.append(f"{path.name} is not a JSON object")
+        return {}
+    return data
+
+
+def load_run(path: Path, need_history: bool = True) -> RunFiles:
+    """Read a run directory; raise RunDirError when there is nothing to report on."""
+    path = Path(path)
+    if not path.is_dir():
+        raise RunDirError(f"{path} is not a directory")
+    problems: list[str] = []
+    run = _read_json(path / RUN, problems)
+    results = _read_json(path / RESULTS, problems)
+    files = RunFiles(path=path, run=run, results=results, problems=problems)
+    if not files.has_history:
+        if need_history:
+            raise RunDirError(f"{path} holds no {HISTORY}")
+        problems.append(f"{HISTORY} is missing")
+    return files
