@@ -1,0 +1,53 @@
+"""Broadcast: admit an envelope to a channel, answering SUCCESS only once Kafka acknowledged it.
+
+Checks follow Fabric's message processor for normal transactions: a readable header, a
+known channel, a non-empty payload no larger than AbsoluteMaxBytes, a creator allowed by the
+channel's writers; then the chain produces it. Any failure to enqueue is SERVICE_UNAVAILABLE.
+"""
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+from clusters.orderer.chain import Chain, ChainNotReady
+from clusters.orderer.envelopes import MalformedEnvelope, read_envelope
+from clusters.orderer.partition_log import LogUnavailable
+from clusters.orderer.settings import OsnSettings
+from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.orderer import ab_pb2
+
+log = logging.getLogger(__name__)
+
+
+def _answer(status: int, info: str = "") -> ab_pb2.BroadcastResponse:
+    return ab_pb2.BroadcastResponse(status=status, info=info)
+
+
+class Broadcaster:
+    def __init__(self, chains: Mapping[str, Chain], settings: OsnSettings) -> None:
+        self._chains = chains
+        self._settings = settings
+
+    def handle(self, envelope: common_pb2.Envelope) -> ab_pb2.BroadcastResponse:
+        try:
+            header, _ = read_envelope(envelope)
+        except MalformedEnvelope as exc:
+            return _answer(common_pb2.BAD_REQUEST, f"malformed envelope: {exc}")
+        chain = self._chains.get(header.channel)
+        if chain is None:
+            return _answer(common_pb2.NOT_FOUND, f"no channel {header.channel}")
+        size = envelope.ByteSize()
+        limit = self._settings.batch.absolute_max_bytes
+        if size > limit:
+            # Fabric's size filter answers BAD_REQUEST, not REQUEST_ENTITY_TOO_LARGE.
+            return _answer(common_pb2.BAD_REQUEST, f"message is {size} bytes, above AbsoluteMaxBytes {limit}")
+        if not self._settings.may_write(header.channel, header.creator):
+            return _answer(common_pb2.FORBIDDEN, f"{header.creator!r} may not write to {header.channel}")
+        try:
+            offset = chain.order(envelope.SerializeToString())
+        except ChainNotReady as exc:
+            return _answer(common_pb2.SERVICE_UNAVAILABLE, str(exc))
+        except LogUnavailable as exc:
+            log.info("[channel %s] produce of %s refused: %s", header.channel, header.tx_id, exc)
+            return _answer(common_pb2.SERVICE_UNAVAILABLE, str(exc))
+        return _answer(common_pb2.SUCCESS, f"offset {offset}")

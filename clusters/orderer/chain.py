@@ -1,0 +1,203 @@
+"""One channel's Kafka consenter, after Fabric v1.x orderer/consensus/kafka/chain.go.
+
+Every OSN reads the channel's partition in the same order and cuts blocks only on what it
+reads (the cutter's count and bytes, and the first TTC for lastCut+1), so all OSNs cut at
+the same offsets. The batch timer only decides when this OSN *posts* a TTC.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+
+from google.protobuf.message import DecodeError
+
+from clusters.orderer.block_cutter import BlockCutter, Message
+from clusters.orderer.ledger import Ledger
+from clusters.orderer.partition_log import LogLost, LogRecord, LogUnavailable, PartitionLog
+from clusters.orderer.settings import BatchSettings
+from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.orderer import kafka_pb2
+
+log = logging.getLogger(__name__)
+
+POLL_INTERVAL_S = 0.05
+
+
+class ChainHalted(Exception):
+    """The partition holds something no correct OSN can follow; the chain stops consuming."""
+
+
+class ChainNotReady(Exception):
+    """The chain cannot take a message now (not started yet, or halted)."""
+
+
+def regular_message(envelope: bytes) -> bytes:
+    return kafka_pb2.KafkaMessage(regular=kafka_pb2.KafkaMessageRegular(
+        payload=envelope, **{"class": kafka_pb2.KafkaMessageRegular.NORMAL})).SerializeToString()
+
+
+def time_to_cut_message(block_number: int) -> bytes:
+    return kafka_pb2.KafkaMessage(
+        time_to_cut=kafka_pb2.KafkaMessageTimeToCut(block_number=block_number)).SerializeToString()
+
+
+def connect_message() -> bytes:
+    return kafka_pb2.KafkaMessage(connect=kafka_pb2.KafkaMessageConnect()).SerializeToString()
+
+
+class Chain:
+    """Consumes the channel's partition into the ledger; `order` produces to it."""
+
+    def __init__(self, channel: str, partition: PartitionLog, ledger: Ledger, batch: BatchSettings,
+                 clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0) -> None:
+        self.channel = channel
+        self.ledger = ledger
+        self._log = partition
+        self._cutter = BlockCutter(batch.max_message_count, batch.preferred_max_bytes)
+        self._batch_timeout_s = batch.batch_timeout_ms / 1000
+        self._clock = clock
+        self._retry_interval_s = retry_interval_s
+        self._timer_deadline: float | None = None
+        self.last_cut = ledger.height - 1  # Fabric's lastCutBlockNumber
+        self.halted: str | None = None
+        self._started = threading.Event()
+        self._stopping = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    # -- ingress ----------------------------------------------------------------------
+
+    @property
+    def started(self) -> bool:
+        return self._started.is_set() and self.halted is None
+
+    def order(self, envelope: bytes) -> int:
+        """Produce a validated envelope to the partition; returns after Kafka acknowledged it."""
+        if not self.started:
+            raise ChainNotReady(f"chain {self.channel} halted: {self.halted}" if self.halted
+                                else f"chain {self.channel} has not started yet")
+        return self._log.append(regular_message(envelope))
+
+    # -- the consenter loop -----------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name=f"chain-{self.channel}", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def wait_started(self, timeout: float) -> bool:
+        return self._started.wait(timeout)
+
+    def _retry(self, what: str, attempt: Callable[[], object]) -> bool:
+        while not self._stopping.is_set():
+            try:
+                attempt()
+                return True
+            except LogUnavailable as exc:
+                log.warning("[channel %s] %s failed (%s); retrying in %.1fs", self.channel, what, exc,
+                            self._retry_interval_s)
+                self._stopping.wait(self._retry_interval_s)
+        return False
+
+    def _run(self) -> None:
+        if not self._retry("creating the topic", self._log.ensure_topic):
+            return
+        # Fabric posts CONNECT before consuming, so the partition is never empty when read.
+        if not self._retry("posting CONNECT", lambda: self._log.append(connect_message())):
+            return
+        start = None if self.ledger.last_offset is None else self.ledger.last_offset + 1
+        reader = self._log.reader(start)
+        log.info("[channel %s] started: height %d, consuming from offset %s", self.channel,
+                 self.ledger.height, "oldest" if start is None else start)
+        self._started.set()
+        try:
+            while not self._stopping.is_set():
+                record = reader.poll(self._poll_timeout())
+                if record is not None:
+                    self.process(record)
+                self.tick()
+        except (ChainHalted, LogLost) as exc:
+            self.halted = str(exc)
+            log.error("[channel %s] consenter halted: %s", self.channel, exc)
+        finally:
+            reader.close()
+
+    def _poll_timeout(self) -> float:
+        if self._timer_deadline is None:
+            return POLL_INTERVAL_S
+        return max(0.0, min(POLL_INTERVAL_S, self._timer_deadline - self._clock()))
+
+    def tick(self) -> None:
+        """On batch timer expiry, post TTC(lastCut+1); cutting waits until a TTC is read back."""
+        if self._timer_deadline is None or self._clock() < self._timer_deadline:
+            return
+        self._timer_deadline = None
+        try:
+            self._log.append(time_to_cut_message(self.last_cut + 1))
+        except LogUnavailable as exc:
+            # As in Fabric, a failed TTC post is logged, not fatal: the next message restarts the timer.
+            log.error("[channel %s] posting TTC for block %d failed: %s", self.channel, self.last_cut + 1, exc)
+
+    def process(self, record: LogRecord) -> list[common_pb2.Block]:
+        """Apply one record of the partition; the blocks it cut (written to the ledger)."""
+        msg = kafka_pb2.KafkaMessage()
+        try:
+            msg.ParseFromString(record.value)
+        except DecodeError:
+            log.error("[channel %s] skipping offset %d: not a KafkaMessage", self.channel, record.offset)
+            return []
+        kind = msg.WhichOneof("Type")
+        if kind == "regular":
+            return self._regular(msg.regular.payload, record.offset)
+        if kind == "time_to_cut":
+            return self._time_to_cut(msg.time_to_cut.block_number, record.offset)
+        # CONNECT (and anything unknown) only moves the offset on.
+        return []
+
+    def _regular(self, payload: bytes, offset: int) -> list[common_pb2.Block]:
+        envelope = common_pb2.Envelope()
+        try:
+            envelope.ParseFromString(payload)
+        except DecodeError:
+            log.error("[channel %s] skipping offset %d: payload is not an Envelope", self.channel, offset)
+            return []
+        batches, pending = self._cutter.ordered(Message(payload, len(envelope.payload) + len(envelope.signature)))
+        # Fabric's timer rule: start it when something becomes pending and none runs, stop it
+        # when nothing is pending; a cut that leaves a pending message keeps the running timer.
+        if self._timer_deadline is not None and not pending:
+            self._timer_deadline = None
+        elif self._timer_deadline is None and pending:
+            self._timer_deadline = self._clock() + self._batch_timeout_s
+        if not batches:
+            return []
+        # When this message is not in the first batch (it is pending, or isolated in a second
+        # batch), the first block ends at the previous offset: a restart re-reads this message.
+        first_last = offset - 1 if pending or len(batches) == 2 else offset
+        blocks = [self._write(batches[0], first_last)]
+        if len(batches) == 2:
+            blocks.append(self._write(batches[1], offset))
+        return blocks
+
+    def _time_to_cut(self, number: int, offset: int) -> list[common_pb2.Block]:
+        expected = self.last_cut + 1
+        if number < expected:
+            log.debug("[channel %s] ignoring stale TTC for block %d at offset %d", self.channel, number, offset)
+            return []
+        if number > expected:
+            raise ChainHalted(f"TTC for block {number} at offset {offset} is ahead of the next block {expected}")
+        batch = self._cutter.cut()
+        if not batch:
+            # Fabric treats a current TTC with nothing pending as a bug and exits the chain too.
+            raise ChainHalted(f"TTC for block {number} at offset {offset} with nothing pending")
+        self._timer_deadline = None
+        return [self._write(batch, offset)]
+
+    def _write(self, batch: list[Message], last_offset: int) -> common_pb2.Block:
+        block = self.ledger.append([m.raw for m in batch], last_offset)
+        self.last_cut = block.header.number
+        return block

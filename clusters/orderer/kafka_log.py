@@ -1,0 +1,141 @@
+"""The real partition log: a channel's topic in Kafka, partition 0, records keyed "0".
+
+One producer serves every chain and every Broadcast stream of the OSN; each append waits
+for its own delivery report, so Broadcast answers SUCCESS only after Kafka's acknowledgement
+with the variant's acks. As in Fabric, retries without idempotence may append a retried
+envelope twice; the peers, not the orderer, drop duplicate tx ids.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from clusters.orderer.partition_log import LogLost, LogRecord, LogUnavailable
+from clusters.orderer.settings import OsnSettings
+
+log = logging.getLogger(__name__)
+
+PARTITION = 0
+KEY = b"0"
+ADMIN_TIMEOUT_S = 15.0
+# librdkafka's answers that mean the reader's position is gone (e.g. after an unclean election
+# truncated the log); Fabric halts the chain on ErrOffsetOutOfRange.
+_POSITION_LOST = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
+
+
+class KafkaLogs:
+    """The OSN's Kafka clients; `partition(channel)` gives one chain's PartitionLog."""
+
+    def __init__(self, settings: OsnSettings) -> None:
+        self._settings = settings
+        bootstrap = ",".join(settings.kafka_bootstrap_servers)
+        self._bootstrap = bootstrap
+        p = settings.producer
+        self._producer = Producer({
+            "bootstrap.servers": bootstrap,
+            "client.id": f"ordeal-{settings.name}",
+            "acks": p.acks,
+            "retries": p.retries,
+            "enable.idempotence": p.enable_idempotence,
+            "delivery.timeout.ms": p.delivery_timeout_ms,
+            "linger.ms": 1,
+            # Above the default 1 MB so a message up to AbsoluteMaxBytes can be produced.
+            "message.max.bytes": settings.batch.absolute_max_bytes + 64 * 1024,
+        })
+        self._admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": f"ordeal-{settings.name}-admin"})
+        self._stopping = threading.Event()
+        self._poller = threading.Thread(target=self._poll_delivery_reports, name="producer-poll", daemon=True)
+        self._poller.start()
+
+    def _poll_delivery_reports(self) -> None:
+        while not self._stopping.is_set():
+            self._producer.poll(0.1)
+
+    def partition(self, channel: str) -> "KafkaPartitionLog":
+        return KafkaPartitionLog(self, channel)
+
+    def close(self) -> None:
+        self._producer.flush(5)
+        self._stopping.set()
+        self._poller.join()
+
+
+class KafkaPartitionLog:
+    def __init__(self, logs: KafkaLogs, channel: str) -> None:
+        self._logs = logs
+        self.topic = channel  # Fabric: topic name = channel id
+
+    def ensure_topic(self) -> None:
+        topic = self._logs._settings.topic
+        new = NewTopic(self.topic, num_partitions=1, replication_factor=topic.replication_factor,
+                       config={"min.insync.replicas": str(topic.min_insync_replicas)})
+        future = self._logs._admin.create_topics([new], request_timeout=ADMIN_TIMEOUT_S)[self.topic]
+        try:
+            future.result(timeout=ADMIN_TIMEOUT_S + 5)
+        except KafkaException as exc:
+            error: KafkaError = exc.args[0]
+            if error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                raise LogUnavailable(error.name()) from None
+        except FutureTimeout:
+            raise LogUnavailable("TIMED_OUT") from None
+
+    def append(self, value: bytes) -> int:
+        done: Future[int] = Future()
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            if err is not None:
+                done.set_exception(LogUnavailable(err.name()))
+            else:
+                done.set_result(msg.offset())
+
+        try:
+            self._logs._producer.produce(self.topic, value, key=KEY, partition=PARTITION, on_delivery=delivered)
+        except BufferError:
+            raise LogUnavailable("QUEUE_FULL") from None
+        except KafkaException as exc:
+            raise LogUnavailable(exc.args[0].name()) from None
+        try:
+            # librdkafka reports every message by delivery.timeout.ms; the margin covers the poll.
+            return done.result(timeout=self._logs._settings.producer.delivery_timeout_ms / 1000 + 5)
+        except FutureTimeout:
+            raise LogUnavailable("TIMED_OUT") from None
+
+    def reader(self, start: int | None) -> "KafkaReader":
+        settings = self._logs._settings
+        consumer = Consumer({
+            "bootstrap.servers": self._logs._bootstrap,
+            "client.id": f"ordeal-{settings.name}-{self.topic}",
+            "group.id": f"ordeal-{settings.name}-{self.topic}",  # never joined: partitions are assigned
+            "enable.auto.commit": False,
+            "auto.offset.reset": "error",
+            "fetch.max.bytes": max(52_428_800, settings.batch.absolute_max_bytes + 64 * 1024),
+        })
+        offset = OFFSET_BEGINNING if start is None else start
+        consumer.assign([TopicPartition(self.topic, PARTITION, offset)])
+        return KafkaReader(consumer, self.topic)
+
+
+class KafkaReader:
+    def __init__(self, consumer: Consumer, topic: str) -> None:
+        self._consumer = consumer
+        self._topic = topic
+
+    def poll(self, timeout: float) -> LogRecord | None:
+        msg = self._consumer.poll(timeout)
+        if msg is None:
+            return None
+        error = msg.error()
+        if error is not None:
+            if error.code() in _POSITION_LOST:
+                raise LogLost(f"{self._topic}: {error.name()}: {error.str()}")
+            log.warning("[channel %s] consumer: %s", self._topic, error.str())
+            return None
+        return LogRecord(msg.offset(), msg.value() or b"")
+
+    def close(self) -> None:
+        self._consumer.close()

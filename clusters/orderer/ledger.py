@@ -1,0 +1,129 @@
+"""A channel's ledger: an append-only file of blocks, each fsynced before anyone may read it.
+
+Record = 4-byte big-endian length, 4-byte CRC-32 of the block, the marshalled common.Block.
+A crash can leave only the last record torn (short, or with a CRC that does not match);
+opening the ledger cuts it off, so it is never served and the next append continues the
+chain from the last whole block. Damage anywhere else is refused (LedgerCorrupt).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import struct
+import threading
+import zlib
+from pathlib import Path
+
+from clusters.orderer.block_hash import data_hash, header_hash
+from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.orderer import kafka_pb2
+
+log = logging.getLogger(__name__)
+
+_RECORD_HEAD = struct.Struct(">II")
+
+
+class LedgerCorrupt(RuntimeError):
+    """A record other than the last one is damaged: refusing to guess which blocks are right."""
+
+
+def last_offset_of(block: common_pb2.Block) -> int:
+    """The Kafka offset of the last message in the block (Fabric's LastOffsetPersisted)."""
+    metadata = common_pb2.Metadata.FromString(block.metadata.metadata[common_pb2.ORDERER])
+    return kafka_pb2.KafkaMetadata.FromString(metadata.value).last_offset_persisted
+
+
+class Ledger:
+    """One channel's blocks; thread-safe; readers can wait for a height."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        created = not path.exists()
+        self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        if created:
+            dir_fd = os.open(path.parent, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+        self._records: list[tuple[int, int]] = []  # (position of block bytes, length)
+        self._last_hash = b""
+        self._last_offset: int | None = None
+        self._changed = threading.Condition()
+        self._closed = False
+        self._recover()
+
+    def _recover(self) -> None:
+        size = os.fstat(self._fd).st_size
+        pos = 0
+        while pos < size:
+            head = os.pread(self._fd, _RECORD_HEAD.size, pos)
+            length, crc = _RECORD_HEAD.unpack(head) if len(head) == _RECORD_HEAD.size else (size, 0)
+            end = pos + _RECORD_HEAD.size + length
+            body = os.pread(self._fd, length, pos + _RECORD_HEAD.size) if end <= size else b""
+            whole = end <= size and zlib.crc32(body) == crc
+            if not whole:
+                if end < size:
+                    raise LedgerCorrupt(f"{self.path}: record at byte {pos} is damaged but not the last one")
+                log.warning("%s: discarding torn last record at byte %d (%d bytes)", self.path, pos, size - pos)
+                os.ftruncate(self._fd, pos)
+                os.fsync(self._fd)
+                break
+            block = common_pb2.Block.FromString(body)
+            if block.header.number != len(self._records) or block.header.previous_hash != self._last_hash:
+                raise LedgerCorrupt(f"{self.path}: block at byte {pos} does not continue the chain")
+            self._remember(block, pos + _RECORD_HEAD.size, length)
+            pos = end
+
+    def _remember(self, block: common_pb2.Block, position: int, length: int) -> None:
+        self._records.append((position, length))
+        self._last_hash = header_hash(block.header)
+        self._last_offset = last_offset_of(block)
+
+    @property
+    def height(self) -> int:
+        return len(self._records)
+
+    @property
+    def last_offset(self) -> int | None:
+        """Offset of the last message persisted, None while the ledger holds no block."""
+        return self._last_offset
+
+    def append(self, envelopes: list[bytes], last_offset: int) -> common_pb2.Block:
+        """Make the next block from a batch, write it, fsync it, then make it visible."""
+        number = self.height
+        block = common_pb2.Block()
+        block.header.number = number
+        block.header.previous_hash = self._last_hash
+        block.header.data_hash = data_hash(envelopes)
+        block.data.data.extend(envelopes)
+        kafka_metadata = kafka_pb2.KafkaMetadata(last_offset_persisted=last_offset)
+        # Fabric keeps the consenter's metadata at index ORDERER of the metadata array.
+        block.metadata.metadata.extend([b""] * (common_pb2.ORDERER + 1))
+        block.metadata.metadata[common_pb2.ORDERER] = common_pb2.Metadata(
+            value=kafka_metadata.SerializeToString()).SerializeToString()
+        body = block.SerializeToString()
+        position = os.lseek(self._fd, 0, os.SEEK_END) + _RECORD_HEAD.size
+        os.write(self._fd, _RECORD_HEAD.pack(len(body), zlib.crc32(body)) + body)
+        os.fsync(self._fd)
+        with self._changed:
+            self._remember(block, position, len(body))
+            self._changed.notify_all()
+        return block
+
+    def block(self, number: int) -> common_pb2.Block:
+        position, length = self._records[number]
+        return common_pb2.Block.FromString(os.pread(self._fd, length, position))
+
+    def wait_for_height(self, height: int, timeout: float) -> bool:
+        """True once the ledger holds at least `height` blocks; False on timeout or close."""
+        with self._changed:
+            return self._changed.wait_for(lambda: self.height >= height or self._closed, timeout) \
+                and self.height >= height
+
+    def close(self) -> None:
+        with self._changed:
+            self._closed = True
+            self._changed.notify_all()
+        os.close(self._fd)

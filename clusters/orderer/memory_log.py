@@ -1,0 +1,54 @@
+"""An in-process single-partition log with the semantics a chain relies on, for tests and
+for benchmarking the OSN without Kafka. `refusing` makes every write fail as Kafka would.
+"""
+from __future__ import annotations
+
+import threading
+
+from clusters.orderer.partition_log import LogRecord, LogUnavailable
+
+
+class MemoryLog:
+    def __init__(self) -> None:
+        self._values: list[bytes] = []
+        self._appended = threading.Condition()
+        self.refusing: str | None = None
+        self.topic_created = False
+
+    def ensure_topic(self) -> None:
+        if self.refusing:
+            raise LogUnavailable(self.refusing)
+        self.topic_created = True
+
+    def append(self, value: bytes) -> int:
+        with self._appended:
+            if self.refusing:
+                raise LogUnavailable(self.refusing)
+            self._values.append(value)
+            self._appended.notify_all()
+            return len(self._values) - 1
+
+    def values(self) -> list[bytes]:
+        with self._appended:
+            return list(self._values)
+
+    def reader(self, start: int | None) -> "MemoryReader":
+        return MemoryReader(self, start or 0)
+
+
+class MemoryReader:
+    def __init__(self, log: MemoryLog, start: int) -> None:
+        self._log = log
+        self._next = start
+
+    def poll(self, timeout: float) -> LogRecord | None:
+        log = self._log
+        with log._appended:
+            if not log._appended.wait_for(lambda: len(log._values) > self._next, timeout):
+                return None
+            record = LogRecord(self._next, log._values[self._next])
+        self._next += 1
+        return record
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,98 @@
+"""The OSN process: `python3 -m clusters.orderer.server --config /etc/ordeal/osn.json`.
+
+Serves AtomicBroadcast on settings.listen and GET /healthz on settings.operations_listen,
+logs to stdout, and shuts down cleanly on SIGTERM or SIGINT (exit 0). A config it cannot
+use is one line on stderr and exit 2.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grpc
+
+from clusters.orderer.broadcast import Broadcaster
+from clusters.orderer.deliver import Deliverer
+from clusters.orderer.kafka_log import KafkaLogs
+from clusters.orderer.operations import OperationsServer
+from clusters.orderer.partition_log import PartitionLog
+from clusters.orderer.registrar import Registrar
+from clusters.orderer.service import AtomicBroadcastService
+from clusters.orderer.settings import OsnSettings, SettingsError, load_settings
+from clusters.orderer.wire.orderer import ab_pb2_grpc
+
+log = logging.getLogger("clusters.orderer")
+
+# Each open Broadcast or Deliver stream holds one worker for its whole life.
+GRPC_WORKERS = 128
+SHUTDOWN_GRACE_S = 2.0
+
+
+class Osn:
+    """One ordering service node: its chains, its gRPC endpoint and its operations endpoint."""
+
+    def __init__(self, settings: OsnSettings, partition_of: Callable[[str], PartitionLog],
+                 clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0) -> None:
+        self.settings = settings
+        self.registrar = Registrar(settings, partition_of, clock=clock, retry_interval_s=retry_interval_s)
+        chains = self.registrar.chains
+        # A block holds at most PreferredMaxBytes of envelopes or one envelope up to AbsoluteMaxBytes.
+        max_message = settings.batch.absolute_max_bytes + 1024 * 1024
+        self._grpc = grpc.server(ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
+                                 options=[("grpc.max_receive_message_length", max_message),
+                                          ("grpc.max_send_message_length", max_message)])
+        service = AtomicBroadcastService(Broadcaster(chains, settings), Deliverer(chains))
+        ab_pb2_grpc.add_AtomicBroadcastServicer_to_server(service, self._grpc)
+        self.port = self._grpc.add_insecure_port(settings.listen)
+        if self.port == 0:
+            raise OSError(f"cannot listen on {settings.listen}")
+        self.operations = OperationsServer(settings.operations_listen, self.registrar.unhealthy)
+
+    def start(self) -> None:
+        self.registrar.start()
+        self._grpc.start()
+        self.operations.start()
+        log.info("%s serving AtomicBroadcast on %s (port %d), /healthz on port %d, channels %s",
+                 self.settings.name, self.settings.listen, self.port, self.operations.port,
+                 ", ".join(self.settings.channels))
+
+    def stop(self) -> None:
+        self._grpc.stop(SHUTDOWN_GRACE_S).wait()
+        self.registrar.stop()
+        self.operations.stop()
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python3 -m clusters.orderer.server", description=__doc__.splitlines()[0])
+    parser.add_argument("--config", type=Path, default=Path("/etc/ordeal/osn.json"))
+    args = parser.parse_args(argv)
+    logging.basicConfig(stream=sys.stdout, level=logging.INFO,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        settings = load_settings(args.config)
+    except SettingsError as exc:
+        print(f"osn: {exc}", file=sys.stderr)
+        return 2
+    kafka = KafkaLogs(settings)
+    osn = Osn(settings, kafka.partition)
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    osn.start()
+    stopping.wait()
+    log.info("%s shutting down", settings.name)
+    osn.stop()
+    kafka.close()
+    log.info("%s stopped", settings.name)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

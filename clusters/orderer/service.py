@@ -1,0 +1,27 @@
+"""The gRPC AtomicBroadcast servicer: Fabric's two streaming RPCs over Broadcaster and Deliverer."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import grpc
+
+from clusters.orderer.broadcast import Broadcaster
+from clusters.orderer.deliver import Deliverer
+from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
+
+
+class AtomicBroadcastService(ab_pb2_grpc.AtomicBroadcastServicer):
+    def __init__(self, broadcaster: Broadcaster, deliverer: Deliverer) -> None:
+        self._broadcaster = broadcaster
+        self._deliverer = deliverer
+
+    def Broadcast(self, request_iterator: Iterator[common_pb2.Envelope],
+                  context: grpc.ServicerContext) -> Iterator[ab_pb2.BroadcastResponse]:
+        for envelope in request_iterator:
+            yield self._broadcaster.handle(envelope)
+
+    def Deliver(self, request_iterator: Iterator[common_pb2.Envelope],
+                context: grpc.ServicerContext) -> Iterator[ab_pb2.DeliverResponse]:
+        for envelope in request_iterator:
+            yield from self._deliverer.handle(envelope, context.is_active)
