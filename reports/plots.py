@@ -15,6 +15,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from reports.fault_intervals import FaultInterval  # noqa: E402
 from reports.history_digest import HistoryDigest  # noqa: E402
@@ -61,6 +62,9 @@ def latency_chart(d: HistoryDigest) -> str | None:
                 ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=9 if outcome == "ok" else 16,
                            c=colour, marker=marker, alpha=0.7, linewidths=0, label=f"{f} {outcome}", zorder=3)
     ax.set_yscale("log")
+    plain = FuncFormatter(lambda v, _: f"{v:g}")
+    ax.yaxis.set_major_formatter(plain)
+    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("latency (ms)")
     ax.set_xlim(0, max(d.end_time, 1e-3))

@@ -75,6 +75,7 @@ class ReportContext:
     digest: HistoryDigest
     verdict: str
     headline: str
+    key_settings: list[str]
     tiles: list[tuple[str, int]]
     sections: list[AnomalySection]
     settings: list[tuple[str, list[tuple[str, str]]]]
@@ -123,6 +124,19 @@ def _settings(files: RunFiles) -> list[tuple[str, list[tuple[str, str]]]]:
     if run:
         groups.append(("run", run))
     return groups
+
+
+def _key_settings(files: RunFiles) -> list[str]:
+    """The settings that decide durability and ordering, for the banner line."""
+    out = []
+    size = files.cluster_size
+    if size:
+        out.append(" ".join(f"{n} {k}" for k, n in size.items()))
+    for group in ("producer", "kafka"):
+        section = files.variant.get(group)
+        if isinstance(section, dict):
+            out += [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in list(section.items())[:5]]
+    return out
 
 
 def _headline(verdict: str, tiles: list[tuple[str, int]], files: RunFiles) -> str:
@@ -216,6 +230,7 @@ def build_context(run_dir: Path) -> ReportContext:
         digest=d,
         verdict=verdict,
         headline=_headline(verdict, tiles, files),
+        key_settings=_key_settings(files),
         tiles=tiles,
         sections=sections,
         settings=_settings(files),

@@ -77,7 +77,7 @@ def topology_chart(nodes: list[str], faults: list[FaultInterval]) -> tuple[str |
     for ax in axes.flat:
         ax.axis("off")
     for ax, fault in zip(axes.flat, panels):
-        cut = fault.cut_edges(nodes) if fault is not None else set()
+        cut = fault.cut_edges() if fault is not None else set()
         down = set(fault.nodes) if fault is not None and fault.kind in ("kill", "pause") else set()
         kept = [e for e in g.edges if frozenset(e) not in cut]
         severed = [tuple(e) for e in cut if all(n in pos for n in e)]

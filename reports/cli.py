@@ -1,0 +1,48 @@
+"""`ordeal report RUN_DIR` and `ordeal compare RUN_OR_STORE... [--out FILE]`."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from harness.cli import UsageError
+from reports.compare import COMPARE, write_compare
+from reports.report import write_report
+from reports.run_files import RunDirError
+
+
+def _report(args: argparse.Namespace) -> int:
+    try:
+        print(write_report(args.run_dir))
+    except RunDirError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    out = args.out
+    if out is None:
+        single = args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd()
+        out = single / COMPARE
+    try:
+        print(write_compare(args.paths, out))
+    except RunDirError as exc:
+        raise UsageError(str(exc)) from None
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    report = subparsers.add_parser(
+        "report", help="write report.html and junit.xml for one run",
+        description="Write RUN_DIR/report.html and RUN_DIR/junit.xml from its history and results.",
+    )
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    report.set_defaults(func=_report)
+
+    compare = subparsers.add_parser(
+        "compare", help="one page comparing runs: variants x scenarios",
+        description="Write one HTML page with a matrix of variants x scenarios from run or store directories.",
+    )
+    compare.add_argument("paths", type=Path, nargs="+", metavar="RUN_OR_STORE")
+    compare.add_argument("--out", type=Path, default=None,
+                         help=f"page to write (default: STORE/{COMPARE} for one directory, else ./{COMPARE})")
+    compare.set_defaults(func=_compare)

@@ -1,0 +1,118 @@
+"""compare.html: variants x scenarios, one cell per combination, so configurations can be judged side by side.
+
+Each cell holds, for every run of that combination, its verdict, anomaly counts,
+availability (ok writes / attempted writes) and write latency p50 / p99, and links to
+that run's report.html (written first when missing).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from reports.history_digest import digest_history
+from reports.page import render
+from reports.report import REPORT, write_report
+from reports.run_files import HISTORY, RESULTS, RunDirError, RunFiles, load_run
+
+COMPARE = "compare.html"
+VERDICT_RANK = {"invalid": 0, "unknown": 1, "valid": 2}
+
+
+@dataclass
+class RunSummary:
+    """One run as a compare cell shows it."""
+
+    files: RunFiles
+    report_href: str
+    anomalies: list[tuple[str, int]]
+    availability: float | None
+    writes_ok: int
+    writes_attempted: int
+    p50_ms: float | None
+    p99_ms: float | None
+
+    @property
+    def verdict(self) -> str:
+        return self.files.verdict
+
+
+def find_runs(paths: list[Path]) -> list[Path]:
+    """Run directories among paths: each one named, or found below a store directory by its results.json."""
+    found: dict[Path, None] = {}
+    for path in paths:
+        path = Path(path)
+        if not path.is_dir():
+            raise RunDirError(f"{path} is not a directory")
+        if (path / RESULTS).is_file() or (path / HISTORY).is_file():
+            found[path.resolve()] = None  # a run named directly counts even when unchecked
+            continue
+        for root, dirs, files in os.walk(path):  # does not follow symlinks such as `latest`
+            dirs.sort()
+            if RESULTS in files:
+                found[Path(root).resolve()] = None
+                dirs.clear()
+    if not found:
+        raise RunDirError("no run directory with results.json under " + ", ".join(str(p) for p in paths))
+    return list(found)
+
+
+def summarize(run_dir: Path, out_dir: Path) -> RunSummary:
+    files = load_run(run_dir, need_history=False)
+    report = run_dir / REPORT
+    if files.has_history:
+        digest = digest_history(files.history)
+        if not report.is_file():
+            write_report(run_dir)
+        ok, attempted = digest.writes_ok, digest.writes_attempted
+        p50, p99, avail = digest.write_latency_ms(0.5), digest.write_latency_ms(0.99), digest.availability
+    else:
+        ok = attempted = 0
+        p50 = p99 = avail = None
+    href = os.path.relpath(report, out_dir) if report.is_file() else ""
+    return RunSummary(
+        files=files,
+        report_href=Path(href).as_posix() if href else "",
+        anomalies=[(a.name, a.count) for a in files.anomalies],
+        availability=avail,
+        writes_ok=ok,
+        writes_attempted=attempted,
+        p50_ms=p50,
+        p99_ms=p99,
+    )
+
+
+@dataclass
+class Matrix:
+    variants: list[str]
+    scenarios: list[str]
+    cells: dict[tuple[str, str], list[RunSummary]]
+
+    def worst(self, variant: str, scenario: str) -> str:
+        runs = self.cells.get((variant, scenario), [])
+        return min((r.verdict for r in runs), key=VERDICT_RANK.__getitem__, default="empty")
+
+
+def build_matrix(runs: list[RunSummary]) -> Matrix:
+    cells: dict[tuple[str, str], list[RunSummary]] = {}
+    for r in runs:
+        cells.setdefault((r.files.variant_name, r.files.scenario_name), []).append(r)
+    for group in cells.values():
+        group.sort(key=lambda r: (str(r.files.run.get("started", "")), str(r.files.path)))
+    return Matrix(
+        variants=sorted({v for v, _ in cells}),
+        scenarios=sorted({s for _, s in cells}),
+        cells=cells,
+    )
+
+
+def write_compare(paths: list[Path], out: Path) -> Path:
+    """Write one comparison page for the runs found under paths; return its path."""
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out_dir = out.parent.resolve()
+    runs = [summarize(p, out_dir) for p in find_runs(paths)]
+    matrix = build_matrix(runs)
+    totals = {v: sum(1 for r in runs if r.verdict == v) for v in ("invalid", "unknown", "valid")}
+    out.write_text(render("compare.html.j2", matrix=matrix, runs=runs, totals=totals), encoding="utf-8")
+    return out
