@@ -34,7 +34,8 @@ class OperationsServer:
 
         self._server = ThreadingHTTPServer((host, int(port)), Handler)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, name="operations", daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.05,), name="operations",
+                                        daemon=True)
 
     def start(self) -> None:
         self._thread.start()

@@ -1,0 +1,68 @@
+"""Broadcast over gRPC: each refusal has its status; SUCCESS means the log acknowledged."""
+import json
+import urllib.error
+import urllib.request
+
+import pytest
+
+from clusters.orderer.chain import regular_message
+from clusters.orderer.envelopes import make_envelope
+from clusters.orderer.wire.common import common_pb2
+from tests.orderer.osn_fixture import running_osn
+
+
+@pytest.fixture
+def node(tmp_path):
+    with running_osn(tmp_path, writers={"ch0": ["alice"], "ch1": ["*"]}) as running:
+        yield running
+
+
+def test_success_only_after_the_envelope_is_in_the_log(node):
+    assert node.client.broadcast(node.address, "ch0", "tx-1") == "SUCCESS"
+    sent = make_envelope("ch0", "alice", tx_id="tx-1").SerializeToString()
+    assert regular_message(sent) in node.logs["ch0"].values()
+
+
+def test_malformed_envelope_is_bad_request(node):
+    garbage = common_pb2.Envelope(payload=b"\xff\xff\xff")
+    assert node.client.broadcast_envelope(node.address, garbage) == "BAD_REQUEST"
+
+
+def test_envelope_over_absolute_max_bytes_is_bad_request(node):
+    assert node.client.broadcast(node.address, "ch0", "tx-big", data=b"x" * 5000) == "BAD_REQUEST"
+
+
+def test_creator_not_among_the_channel_writers_is_forbidden(node):
+    assert node.client.broadcast(node.address, "ch0", "tx-2", creator="mallory") == "FORBIDDEN"
+
+
+def test_wildcard_writers_let_anyone_write(node):
+    assert node.client.broadcast(node.address, "ch1", "tx-3", creator="mallory") == "SUCCESS"
+
+
+def test_unknown_channel_is_not_found(node):
+    assert node.client.broadcast(node.address, "nope", "tx-4") == "NOT_FOUND"
+
+
+def test_refused_produce_is_service_unavailable(node):
+    node.logs["ch0"].refusing = "NOT_ENOUGH_REPLICAS"
+    assert node.client.broadcast(node.address, "ch0", "tx-5") == "SERVICE_UNAVAILABLE"
+
+
+def test_chain_not_started_is_service_unavailable(tmp_path):
+    with running_osn(tmp_path, refusing="BROKER_NOT_AVAILABLE") as node:
+        assert node.client.broadcast(node.address, "ch0", "tx-6") == "SERVICE_UNAVAILABLE"
+
+
+def test_healthz_is_ok_once_every_chain_started(node):
+    url = f"http://127.0.0.1:{node.osn.operations.port}/healthz"
+    with urllib.request.urlopen(url, timeout=5) as answer:
+        assert json.load(answer) == {"status": "OK"}
+
+
+def test_healthz_is_unavailable_while_a_chain_has_not_started(tmp_path):
+    with running_osn(tmp_path, refusing="BROKER_NOT_AVAILABLE") as node:
+        url = f"http://127.0.0.1:{node.osn.operations.port}/healthz"
+        with pytest.raises(urllib.error.HTTPError) as answer:
+            urllib.request.urlopen(url, timeout=5)
+        assert answer.value.code == 503
