@@ -84,6 +84,7 @@ class ReportContext:
     evidence: list[EvidenceRow]
     timeline: list[TimelineRow]
     lanes: list[str]
+    in_timeline: set[int]
     offset_tables: list[OffsetTable]
     forks: list[tuple[str, int, dict[str, str]]]
     fork_osns: list[str]
@@ -244,6 +245,7 @@ def build_context(run_dir: Path) -> ReportContext:
         evidence=evidence,
         timeline=timeline,
         lanes=lanes,
+        in_timeline=in_timeline,
         offset_tables=_offset_tables(d),
         forks=forks[:FORK_ROWS],
         fork_osns=sorted({o for _, _, hashes in forks[:FORK_ROWS] for o in hashes}),

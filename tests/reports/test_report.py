@@ -1,0 +1,187 @@
+"""report.html: verdict first, evidence that links to its ops, honest about caps and missing files."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from html_structure import parse_page
+from run_builder import ALL_ANOMALIES
+
+from reports import history_digest
+from reports.report import write_report
+from reports.run_files import RunDirError
+
+
+@pytest.mark.parametrize("name", ["clean", "anomalous", "empty", "large"])
+def test_report_html_parses_with_balanced_tags(reports, name):
+    assert parse_page(reports[name]).errors == []
+
+
+@pytest.mark.parametrize("name", ["clean", "anomalous", "empty", "large"])
+def test_element_ids_are_unique(reports, name):
+    ids = parse_page(reports[name]).ids
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("name", ["clean", "anomalous", "large"])
+def test_every_in_page_link_has_its_target(reports, name):
+    page = parse_page(reports[name])
+    targets = {h[1:] for h in page.hrefs if h.startswith("#")}
+    assert targets - set(page.ids) == set()
+
+
+def test_every_evidence_index_links_to_an_op_anchor(reports, runs):
+    import json
+
+    results = json.loads((runs["anomalous"] / "results.json").read_text())
+    evidence = {i for body in results["anomalies"].values() for i in body["evidence"]}
+    page = parse_page(reports["anomalous"])
+    assert {f"op-{i}" for i in evidence} <= set(page.ids)
+    assert {f"#op-{i}" for i in evidence} <= set(page.hrefs)
+
+
+@pytest.mark.parametrize("name", ["clean", "anomalous", "empty", "large"])
+def test_page_loads_nothing_from_the_network(reports, name):
+    page = parse_page(reports[name])
+    external = [u for u in page.hrefs + page.srcs if re.match(r"(https?:)?//", u)]
+    assert external == [] and "@import" not in reports[name]
+
+
+def test_clean_run_verdict_is_valid_and_says_nothing_was_lost(reports):
+    html = reports["clean"]
+    assert re.search(r'class="verdict valid"', html)
+    assert "No lost, reordered or forked data" in html
+
+
+def test_anomalous_run_verdict_is_invalid(reports):
+    assert 'class="verdict invalid"' in reports["anomalous"]
+
+
+def test_verdict_comes_before_any_anomaly_detail(reports):
+    html = reports["anomalous"]
+    assert html.index('id="verdict"') < html.index('id="anomalies"') < html.index('id="anomaly-lost-write"')
+
+
+@pytest.mark.parametrize("anomaly", ALL_ANOMALIES)
+def test_each_anomaly_type_has_its_own_section_with_count(reports, anomaly):
+    assert re.search(rf'<h3 id="anomaly-{anomaly}">{anomaly} × \d+', reports["anomalous"])
+
+
+def test_verdict_banner_lists_failing_types_with_counts(reports):
+    banner = reports["anomalous"].split('id="verdict"')[1].split("</section>")[0]
+    assert "lost-write × 1" in banner and "block-fork × 2" in banner
+
+
+def test_duplicates_are_marked_allowed_without_idempotence(reports):
+    row = reports["anomalous"].split('href="#anomaly-duplicate">')[1].split("</tr>")[0]
+    assert 'class="role allowed"' in row
+
+
+def test_headline_tiles_count_lost_writes_and_forks(reports):
+    html = reports["anomalous"]
+    assert re.search(r'<div class="n">2</div><div class="k">lost</div>', html)
+    assert re.search(r'<div class="n">3</div><div class="k">forked chain</div>', html)
+
+
+def test_availability_counts_ok_writes_over_attempted(reports):
+    assert "availability: 49 ok / 50 writes" in reports["anomalous"]
+
+
+def test_scenario_and_variant_settings_are_shown(reports):
+    html = reports["anomalous"]
+    assert "kafka.unclean.leader.election.enable" in html and "partition-halves" in html
+
+
+def test_plots_are_inline_png_images(reports):
+    srcs = parse_page(reports["anomalous"]).srcs
+    assert len(srcs) == 4 and all(s.startswith("data:image/png;base64,") for s in srcs)
+
+
+def test_offset_view_marks_acked_offset_missing_from_final_read(reports):
+    table = reports["anomalous"].split("<h3>t0 / partition 0</h3>")[1].split("</table>")[0]
+    first_row = table.split("<tr class=")[1]
+    assert "missing" in first_row.split(">")[0] and "<td>0</td>" in first_row
+
+
+def test_offset_view_shows_each_reader_as_a_column(reports):
+    table = reports["anomalous"].split("<h3>t0 / partition 1</h3>")[1].split("</table>")[0]
+    assert all(f"<th>{r}</th>" in table for r in ("acked send", "poll c1", "final read"))
+
+
+def test_fork_view_names_which_osn_holds_which_hash(reports):
+    html = reports["anomalous"]
+    fork = html.split("Fork view")[1].split("</table>")[0]
+    assert "<th>osn2</th>" in fork and "ff00000000000000" in fork and "aa00000000000000" in fork
+
+
+def test_clean_run_has_no_fork_view(reports):
+    assert "Fork view" not in reports["clean"]
+    assert "same hash at every height" in reports["clean"]
+
+
+def test_fault_table_lists_partition_and_kill_with_heal_times(reports):
+    faults = reports["anomalous"].split('<h2 id="faults">')[1].split("</table>")[0]
+    assert "partition kafka1,zk1" in faults and "kill osn2" in faults and "not healed" not in faults
+
+
+def test_empty_history_says_so_and_names_missing_files(reports):
+    html = reports["empty"]
+    assert "The history is empty" in html
+    assert "run.json is missing" in html and "results.json is missing" in html
+    assert 'class="verdict unknown"' in html
+
+
+def test_large_history_timeline_is_capped_and_says_so(reports):
+    html = reports["large"]
+    assert html.count('<tr id="tl-') <= history_digest.TIMELINE_CAP
+    assert f"only the first {history_digest.TIMELINE_CAP} ops" in html
+
+
+def test_evidence_beyond_the_timeline_cap_still_has_its_anchor(reports, runs):
+    import json
+
+    evidence = json.loads((runs["large"] / "results.json").read_text())["anomalies"]["lost-write"]["evidence"]
+    page = parse_page(reports["large"])
+    assert all(i > 2 * history_digest.TIMELINE_CAP for i in evidence)
+    assert {f"op-{i}" for i in evidence} <= set(page.ids)
+
+
+def test_large_history_page_stays_small(reports):
+    assert len(reports["large"].encode()) < 2_000_000
+
+
+def test_evidence_op_missing_from_history_is_said_not_dropped(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["anomalies"] = {"lost-write": {"count": 1, "examples": [], "evidence": [999_999]}}
+    (run / "results.json").write_text(json.dumps(results))
+    page = parse_page(write_report(run).read_text())
+    assert "op-999999" in page.ids and "not in the history" in "".join(page.text)
+
+
+def test_write_report_also_writes_junit(runs):
+    write_report(runs["clean"])
+    assert (runs["clean"] / "junit.xml").is_file()
+
+
+def test_missing_directory_is_a_run_dir_error(tmp_path):
+    with pytest.raises(RunDirError, match="not a directory"):
+        write_report(tmp_path / "absent")
+
+
+def test_directory_without_history_is_a_run_dir_error(tmp_path):
+    with pytest.raises(RunDirError, match="no history.jsonl"):
+        write_report(tmp_path)
+
+
+def test_unparseable_history_lines_are_counted_not_fatal(tmp_path, runs):
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    with open(run / "history.jsonl", "a") as fh:
+        fh.write('{"index": 9999, "time": 1, "proc')
+    assert "1 history lines could not be parsed" in write_report(Path(run)).read_text()
