@@ -1,0 +1,71 @@
+"""The Nemesis protocol and the registry of faults by name (Jepsen's jepsen.nemesis).
+
+A nemesis is a client whose ops are faults. The run's fault schedule sends it
+{"f": "start" | "stop", "fault": name}; it answers the nemesis op to record, in
+DESIGN.md's shape: {"f": "kill" | "start" | "pause" | "resume" | "partition" | "heal" |
+"link-fault" | "config", "value": {...what was done, to which nodes...}}. The runner
+records it as process "nemesis", type "info", and flushes the history at once.
+
+Modules under nemesis/ call `register_fault` when imported; `fault_factory` imports them
+all (and the harness's own noop) on first use.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from harness.op import Op
+
+
+class Nemesis(Protocol):
+    needs_cluster: bool  # False only for faults that touch nothing (noop)
+
+    def setup(self, cluster: Any) -> None:
+        """Bind to the cluster (None when no cluster runs) before the first op."""
+
+    def invoke(self, op: Op) -> Op:
+        """Do op["f"] ("start" or "stop") of op["fault"]; answer the op that says what was
+        done. An exception is recorded as an info op with its error; the run goes on."""
+
+    def heal_all(self) -> list[Op]:
+        """Undo everything this nemesis may have done, whether or not it thinks a fault is
+        active; answer the ops it did (possibly none). Safe to call any number of times,
+        and must not depend on the faulted nodes answering."""
+
+
+# factory(options) -> Nemesis; bad options raise ValueError with a one-line message.
+FaultFactory = Callable[[dict[str, Any]], Nemesis]
+
+_FAULTS: dict[str, FaultFactory] = {}
+_discovered = False
+
+
+def register_fault(name: str, factory: FaultFactory) -> None:
+    _FAULTS[name] = factory
+
+
+def _discover() -> None:
+    global _discovered
+    if _discovered:
+        return
+    _discovered = True
+    importlib.import_module("harness.noop")
+    try:
+        package = importlib.import_module("nemesis")
+    except ModuleNotFoundError:
+        return
+    for info in pkgutil.iter_modules(package.__path__):
+        importlib.import_module(f"nemesis.{info.name}")
+
+
+def fault_names() -> list[str]:
+    _discover()
+    return sorted(_FAULTS)
+
+
+def fault_factory(name: str) -> FaultFactory:
+    """The factory registered as `name`; KeyError if there is none."""
+    _discover()
+    return _FAULTS[name]
