@@ -18,11 +18,11 @@ import docker
 import requests
 
 from clusters import labels as L
-from clusters.health import admin_client, ensemble_has_leader, kafka_ready
+from clusters.health import admin_client, ensemble_has_leader, kafka_ready, osn_healthy
 from clusters.images.build import ImageTags, build_all
 from clusters.node import Node
-from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, ZOOKEEPER_JAVA_OPTS,
-                                  server_properties, zoo_cfg)
+from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, OSN_PORT, ZOOKEEPER_JAVA_OPTS,
+                                  osn_json, server_properties, zoo_cfg)
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import candidate_subnets, host_ip
 from clusters.variant import Variant, parse_variant
@@ -33,7 +33,6 @@ DEFAULT_CACHE = Path.home() / ".cache" / "ordeal"
 TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET = 5, 10, 20, 30
 TOXIPROXY_API_PORT = 8474
 PROXY_BASE_PORT = 19090
-OSN_PORT = 7050
 
 
 class ClusterError(RuntimeError):
@@ -197,9 +196,12 @@ class Cluster:
             props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", zk_ips)
             self._add(tags.kafka, f"kafka{i}", "kafka", ip, run_labels,
                       {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS}, data_dir="/var/lib/kafka")
-        if v.cluster.osns and tags.osn is None:
-            log.warning("variant %s asks for %d OSNs but the OSN image is not available; booting without them",
-                        v.name, v.cluster.osns)
+        broker_ips = [host_ip(self.subnet, KAFKA_OFFSET + i) for i in range(1, v.cluster.brokers + 1)]
+        for i in range(1, v.cluster.osns + 1):
+            if tags.osn is None:
+                raise ClusterError("the variant asks for OSNs but the OSN image was not built")
+            self._add(tags.osn, f"osn{i}", "osn", host_ip(self.subnet, OSN_OFFSET + i), run_labels,
+                      {"ORDEAL_CONFIG": osn_json(v, f"osn{i}", broker_ips)}, data_dir="/var/lib/ordeal")
 
     def _add(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
              env: dict[str, str], data_dir: str | None) -> Node:
@@ -226,6 +228,10 @@ class Cluster:
         self._create_proxies(deadline)
         for n in self.brokers:
             n.start()
+        self.wait_healthy(max(1.0, deadline - time.monotonic()), osns=False)
+        # OSNs create their channels' topics, so they start once the brokers are all up.
+        for n in self.osns:
+            n.start()
         self.wait_healthy(max(1.0, deadline - time.monotonic()))
 
     def _create_proxies(self, deadline: float) -> None:
@@ -244,17 +250,21 @@ class Cluster:
                 server.create(upstream=f"{b.ip}:{CLIENT_PORT}", name=b.name,
                               listen=f"0.0.0.0:{PROXY_BASE_PORT + b.node_id}")
 
-    def wait_healthy(self, timeout: float = 120.0) -> None:
-        """ZooKeeper has a leader, all K brokers are registered and a controller is elected."""
+    def wait_healthy(self, timeout: float = 120.0, osns: bool = True) -> None:
+        """ZooKeeper has a leader, all K brokers are registered and a controller is elected,
+        and (with `osns`) every OSN's chains have started."""
         deadline = time.monotonic() + timeout
         checks = [
             ("ZooKeeper ensemble has no leader", lambda: ensemble_has_leader([z.ip for z in self.zookeepers])),
             (f"not all {len(self.brokers)} brokers registered with a controller",
              lambda: kafka_ready(self.bootstrap_servers(), len(self.brokers))),
         ]
+        if osns and self.osns:
+            checks.append((f"not all {len(self.osns)} OSNs report healthy",
+                           lambda: all(osn_healthy(n.ip) for n in self.osns)))
         for failure, check in checks:
             while not check():
-                dead = [n.name for n in self.nodes if not n.alive()]
+                dead = [n.name for n in self.nodes if n.state in ("exited", "dead")]
                 if dead:
                     raise ClusterError(f"{failure}: node(s) {', '.join(dead)} exited; see their logs")
                 if time.monotonic() > deadline:

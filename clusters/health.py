@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import logging
 import socket
+import urllib.request
 
 from confluent_kafka.admin import AdminClient
 
-from clusters.node_config import ZK_CLIENT_PORT
+from clusters.node_config import OSN_OPERATIONS_PORT, ZK_CLIENT_PORT
 
 # librdkafka reports every refused connection while brokers boot; those are expected.
 _QUIET = logging.getLogger("ordeal.kafka-admin")
@@ -36,6 +37,15 @@ def ensemble_has_leader(ips: list[str]) -> bool:
     if len(ips) == 1:
         return modes[0] == "standalone"
     return modes.count("leader") == 1 and all(m in ("leader", "follower") for m in modes)
+
+
+def osn_healthy(ip: str, timeout: float = 2.0) -> bool:
+    """The OSN's operations endpoint answers 200 once every chain has started."""
+    try:
+        with urllib.request.urlopen(f"http://{ip}:{OSN_OPERATIONS_PORT}/healthz", timeout=timeout) as resp:
+            return resp.status == 200
+    except (OSError, ValueError):
+        return False
 
 
 def admin_client(bootstrap_servers: str, **extra: object) -> AdminClient:

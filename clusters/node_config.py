@@ -12,6 +12,7 @@ from clusters.variant import Variant
 
 CLIENT_PORT, BROKER_PORT, CLUSTER_PORT = 9092, 9093, 9094
 ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT = 2181, 2888, 3888
+OSN_PORT, OSN_OPERATIONS_PORT = 7050, 8443
 
 # Harness defaults the variants may override: failures are detected within seconds
 # (Jepsen's Kafka tests shorten these too), and a 4-broker cluster on 2 cores stays small.
@@ -32,6 +33,26 @@ BROKER_DEFAULTS: dict[str, str | int | bool] = {
 
 KAFKA_JAVA_OPTS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
 ZOOKEEPER_JAVA_OPTS = "-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
+
+
+def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
+    """The OSN's config file (clusters/orderer/settings.py), from the variant."""
+    from clusters.orderer.settings import OsnSettings
+
+    o, k, p = variant.orderer, variant.kafka, variant.producer
+    return OsnSettings.model_validate({
+        "name": name,
+        "listen": f"0.0.0.0:{OSN_PORT}",
+        "operations_listen": f"0.0.0.0:{OSN_OPERATIONS_PORT}",
+        "kafka_bootstrap_servers": [f"{ip}:{CLUSTER_PORT}" for ip in broker_ips],
+        "ledger_dir": "/var/lib/ordeal/ledger",
+        "channels": o.channels,
+        "batch": {"max_message_count": o.max_message_count, "absolute_max_bytes": o.absolute_max_bytes,
+                  "preferred_max_bytes": o.preferred_max_bytes, "batch_timeout_ms": o.batch_timeout_ms},
+        "producer": {"acks": p.acks, "retries": p.retries, "enable_idempotence": p.enable_idempotence},
+        "topic": {"replication_factor": k.replication_factor, "min_insync_replicas": k.min_insync_replicas},
+        "writers": o.writers,
+    }).model_dump_json()
 
 
 def _render(props: dict[str, str | int | bool]) -> str:

@@ -54,7 +54,19 @@ def _build(client: docker.DockerClient, repository: str, base: str, recipe: Path
             else:
                 shutil.copy2(src, dst)
         client.images.build(path=ctx, tag=tag, buildargs={"BASE": base}, rm=True, forcerm=True, network_mode="none")
+    _drop_stale_tags(client, repository, keep=tag)
     return tag
+
+
+def _drop_stale_tags(client: docker.DockerClient, repository: str, keep: str) -> None:
+    """Images of older inputs are dead cache; remove them unless a container still uses them."""
+    for image in client.images.list(name=repository):
+        for old in image.tags:
+            if old != keep and old.startswith(repository + ":"):
+                try:
+                    client.images.remove(old)
+                except docker.errors.APIError:
+                    pass
 
 
 def _orderer_context(dst: Path) -> Path:

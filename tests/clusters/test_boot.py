@@ -2,6 +2,8 @@
 survives a SIGKILLed broker, and leaves nothing behind."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from clusters.cluster import Cluster
@@ -59,3 +61,32 @@ def test_teardown_leaves_no_labelled_container_network_or_volume(docker_client) 
     assert labelled_objects(docker_client, cluster.run)
     cluster.down()
     assert labelled_objects(docker_client, cluster.run) == []
+
+
+def test_three_osns_are_healthy_and_cut_identical_blocks(fabric: Cluster) -> None:
+    from clusters.orderer.client import OsnClient
+
+    addresses = fabric.osn_addresses()
+    assert sorted(addresses) == ["osn1", "osn2", "osn3"]
+    client = OsnClient()
+    try:
+        names = sorted(addresses)
+        statuses = [client.broadcast(addresses[names[i % 3]], "ch0", f"boot-tx-{i}") for i in range(30)]
+        assert statuses == ["SUCCESS"] * 30
+        chains = {}
+        for name, address in addresses.items():
+            deadline = time.monotonic() + 30
+            while True:
+                blocks = client.deliver(address, "ch0", 0, "newest")
+                txs = [tx for b in blocks for tx in b["txs"]]
+                if set(txs) >= {f"boot-tx-{i}" for i in range(30)} or time.monotonic() > deadline:
+                    break
+                time.sleep(0.5)
+            chains[name] = blocks
+        assert {f"boot-tx-{i}" for i in range(30)} <= {tx for b in chains["osn1"] for tx in b["txs"]}
+        heights = {name: len(blocks) for name, blocks in chains.items()}
+        common = min(heights.values())
+        hashes = {name: [b["hash"] for b in blocks[:common]] for name, blocks in chains.items()}
+        assert hashes["osn1"] == hashes["osn2"] == hashes["osn3"]
+    finally:
+        client.close()
