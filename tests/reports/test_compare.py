@@ -1,0 +1,54 @@
+"""compare.html: a variants x scenarios matrix whose cells link to each run's report."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from html_structure import parse_page
+
+from reports.compare import find_runs, write_compare
+from reports.run_files import RunDirError
+
+
+@pytest.fixture(scope="module")
+def compare_page(runs, tmp_path_factory) -> tuple[Path, str]:
+    out = tmp_path_factory.mktemp("cmp") / "compare.html"
+    write_compare([runs["clean"].parent], out)
+    return out, out.read_text()
+
+
+def test_store_directory_is_searched_for_runs(runs):
+    assert set(find_runs([runs["clean"].parent])) == {runs["clean"].resolve(), runs["anomalous"].resolve()}
+
+
+def test_matrix_has_a_row_per_variant_and_a_column_per_scenario(compare_page):
+    html = compare_page[1]
+    assert "<th>fabric-recommended</th>" in html and "<th>unclean-election</th>" in html
+    assert "<th>partition-halves</th>" in html
+
+
+def test_cells_show_verdict_anomalies_availability_and_latency(compare_page):
+    html = compare_page[1]
+    assert 'class="badge invalid"' in html and 'class="badge valid"' in html
+    assert "<b>lost-write</b> 1" in html
+    assert "availability 98.0% (49 / 50)" in html and "p99" in html
+
+
+def test_every_report_link_points_at_an_existing_report(compare_page):
+    out, html = compare_page
+    links = [h for h in parse_page(html).hrefs if h.endswith("report.html")]
+    assert len(links) == 2 and all((out.parent / h).resolve().is_file() for h in links)
+
+
+def test_compare_page_parses(compare_page):
+    assert parse_page(compare_page[1]).errors == []
+
+
+def test_directory_without_runs_is_a_run_dir_error(tmp_path):
+    with pytest.raises(RunDirError, match="no run directory"):
+        write_compare([tmp_path], tmp_path / "compare.html")
+
+
+def test_run_named_directly_without_results_is_shown_unchecked(runs, tmp_path):
+    html = write_compare([runs["empty"]], tmp_path / "c.html").read_text()
+    assert "not checked: no results.json" in html
