@@ -76,7 +76,7 @@ class ReportContext:
     verdict: str
     headline: str
     key_settings: list[str]
-    tiles: list[tuple[str, int]]
+    tiles: list[tuple[str, int | None]]
     sections: list[AnomalySection]
     settings: list[tuple[str, list[tuple[str, str]]]]
     charts: dict[str, str | None]
@@ -140,7 +140,7 @@ def _key_settings(files: RunFiles) -> list[str]:
     return out
 
 
-def _headline(verdict: str, tiles: list[tuple[str, int]], files: RunFiles) -> str:
+def _headline(verdict: str, tiles: list[tuple[str, int | None]], files: RunFiles) -> str:
     if not files.results:
         return "Not checked: results.json is missing, so no verdict was reached."
     found = [f"{name} ({n})" for name, n in tiles if n]
@@ -214,7 +214,8 @@ def build_context(run_dir: Path) -> ReportContext:
     shown_evidence = {i for s in sections for i in s.evidence}
     d = digest_history(files.history, shown_evidence, focus_of([e for a in anomalies for e in a.examples]))
     counts = {a.name: a.count for a in anomalies}
-    tiles = [(name, sum(counts.get(n, 0) for n in names)) for name, names in QUESTIONS]
+    # Without results.json nothing was checked: the tiles say "–", not a reassuring 0.
+    tiles = [(name, sum(counts.get(n, 0) for n in names) if files.results else None) for name, names in QUESTIONS]
     verdict = files.verdict
     in_timeline = {op.invoke for op in d.timeline} | {op.completion for op in d.timeline if op.completion is not None}
     evidence = [

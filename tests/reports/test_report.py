@@ -185,3 +185,7 @@ def test_unparseable_history_lines_are_counted_not_fatal(tmp_path, runs):
     with open(run / "history.jsonl", "a") as fh:
         fh.write('{"index": 9999, "time": 1, "proc')
     assert "1 history lines could not be parsed" in write_report(Path(run)).read_text()
+
+
+def test_unchecked_run_shows_no_reassuring_zero_counts(reports):
+    assert '<div class="n">–</div><div class="k">lost</div>' in reports["empty"]
