@@ -124,6 +124,9 @@ class Chain:
         except (ChainHalted, LogLost) as exc:
             self.halted = str(exc)
             log.error("[channel %s] consenter halted: %s", self.channel, exc)
+        except Exception as exc:  # e.g. the ledger's disk failed: stop ordering, say why, stay up for Deliver
+            self.halted = f"{type(exc).__name__}: {exc}"
+            log.exception("[channel %s] consenter halted by an unexpected error", self.channel)
         finally:
             reader.close()
 
