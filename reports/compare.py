@@ -12,7 +12,7 @@ from pathlib import Path
 
 from reports.history_digest import digest_history
 from reports.page import render
-from reports.report import REPORT, write_report
+from reports.report import REPORT, build_context, write_context
 from reports.run_files import HISTORY, RESULTS, RunDirError, RunFiles, load_run
 
 COMPARE = "compare.html"
@@ -61,9 +61,12 @@ def summarize(run_dir: Path, out_dir: Path) -> RunSummary:
     files = load_run(run_dir, need_history=False)
     report = run_dir / REPORT
     if files.has_history:
-        digest = digest_history(files.history)
-        if not report.is_file():
-            write_report(run_dir)
+        if report.is_file():
+            digest = digest_history(files.history)
+        else:  # one pass serves both the missing report and this summary
+            ctx = build_context(run_dir)
+            write_context(ctx)
+            digest = ctx.digest
         ok, attempted = digest.writes_ok, digest.writes_attempted
         p50, p99, avail = digest.write_latency_ms(0.5), digest.write_latency_ms(0.99), digest.availability
     else:

@@ -227,8 +227,8 @@ def digest_history(
 
         if process == NEMESIS:
             d.faults.feed(op)
-            if kind != "invoke":
-                _timeline_add(d, TimelineOp(index, None, NEMESIS, f, "nemesis", t, None, short(value), ""))
+            if kind != "invoke" and _timeline_room(d):
+                d.timeline.append(TimelineOp(index, None, NEMESIS, f, "nemesis", t, None, short(value), ""))
             continue
         d.processes.add(process)
 
@@ -236,8 +236,9 @@ def digest_history(
             pending[process] = {"index": index, "time": t_ns, "f": f, "value": value}
             if f in WRITES:
                 d.writes_attempted += 1
-            row = TimelineOp(index, None, process, f, "open", t, None, short(value), "")
-            if _timeline_add(d, row):
+            if _timeline_room(d):
+                row = TimelineOp(index, None, process, f, "open", t, None, short(value), "")
+                d.timeline.append(row)
                 timeline_open[process] = row
             continue
 
@@ -276,11 +277,11 @@ def digest_history(
     return d
 
 
-def _timeline_add(d: HistoryDigest, row: TimelineOp) -> bool:
+def _timeline_room(d: HistoryDigest) -> bool:
+    """Whether the timeline takes one more op; past the cap it only notes that it was cut."""
     if len(d.timeline) >= TIMELINE_CAP:
         d.timeline_truncated = True
         return False
-    d.timeline.append(row)
     return True
 
 

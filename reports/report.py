@@ -266,11 +266,14 @@ def build_context(run_dir: Path) -> ReportContext:
     )
 
 
+def write_context(ctx: ReportContext) -> Path:
+    """Write the report.html and junit.xml of an already built context; return the HTML path."""
+    out = ctx.files.path / REPORT
+    out.write_text(render("report.html.j2", ctx=ctx), encoding="utf-8")
+    write_junit(ctx.files.path)
+    return out
+
+
 def write_report(run_dir: Path) -> Path:
     """Write run_dir/report.html and run_dir/junit.xml; return the HTML path."""
-    run_dir = Path(run_dir)
-    ctx = build_context(run_dir)
-    out = run_dir / REPORT
-    out.write_text(render("report.html.j2", ctx=ctx), encoding="utf-8")
-    write_junit(run_dir)
-    return out
+    return write_context(build_context(Path(run_dir)))
