@@ -48,6 +48,7 @@ class EvidenceRow:
     pair: int | None
     value: str
     in_timeline: bool
+    anomalies: list[str]
 
 
 @dataclass
@@ -85,6 +86,7 @@ class ReportContext:
     timeline: list[TimelineRow]
     lanes: list[str]
     in_timeline: set[int]
+    shown_evidence: set[int]
     offset_tables: list[OffsetTable]
     forks: list[tuple[str, int, dict[str, str]]]
     fork_osns: list[str]
@@ -220,7 +222,8 @@ def build_context(run_dir: Path) -> ReportContext:
     in_timeline = {op.invoke for op in d.timeline} | {op.completion for op in d.timeline if op.completion is not None}
     evidence = [
         EvidenceRow(i, d.evidence_ops.get(i), d.evidence_pairs.get(i),
-                    short(d.evidence_ops[i].get("value"), 240) if i in d.evidence_ops else "", i in in_timeline)
+                    short(d.evidence_ops[i].get("value"), 240) if i in d.evidence_ops else "", i in in_timeline,
+                    [s.anomaly.name for s in sections if i in s.evidence])
         for i in sorted(shown_evidence)
     ]
     timeline, lanes = _timeline(d, shown_evidence)
@@ -247,6 +250,7 @@ def build_context(run_dir: Path) -> ReportContext:
         timeline=timeline,
         lanes=lanes,
         in_timeline=in_timeline,
+        shown_evidence=shown_evidence,
         offset_tables=_offset_tables(d),
         forks=forks[:FORK_ROWS],
         fork_osns=sorted({o for _, _, hashes in forks[:FORK_ROWS] for o in hashes}),

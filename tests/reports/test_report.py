@@ -189,3 +189,8 @@ def test_unparseable_history_lines_are_counted_not_fatal(tmp_path, runs):
 
 def test_unchecked_run_shows_no_reassuring_zero_counts(reports):
     assert '<div class="n">–</div><div class="k">lost</div>' in reports["empty"]
+
+
+def test_evidence_op_row_names_the_anomaly_it_supports(reports):
+    row = reports["anomalous"].split('<tr id="op-25">')[1].split("</tr>")[0]
+    assert 'href="#anomaly-aborted-read"' in row and "not-enough-replicas" in row
