@@ -107,13 +107,16 @@ class KafkaPartitionLog:
 
     def reader(self, start: int | None) -> "KafkaReader":
         settings = self._logs._settings
+        fetch_max = max(52_428_800, settings.batch.absolute_max_bytes + 64 * 1024)
         consumer = Consumer({
             "bootstrap.servers": self._logs._bootstrap,
             "client.id": f"ordeal-{settings.name}-{self.topic}",
             "group.id": f"ordeal-{settings.name}-{self.topic}",  # never joined: partitions are assigned
             "enable.auto.commit": False,
             "auto.offset.reset": "error",
-            "fetch.max.bytes": max(52_428_800, settings.batch.absolute_max_bytes + 64 * 1024),
+            "fetch.max.bytes": fetch_max,
+            # librdkafka requires room for a whole fetch response above fetch.max.bytes.
+            "receive.message.max.bytes": max(100_000_000, fetch_max + 512),
         })
         offset = OFFSET_BEGINNING if start is None else start
         consumer.assign([TopicPartition(self.topic, PARTITION, offset)])

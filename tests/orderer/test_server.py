@@ -1,0 +1,30 @@
+"""The OSN's command line and the generated wire code it imports."""
+from pathlib import Path
+
+from clusters.orderer import server
+from clusters.orderer.protos.generate import generate
+
+WIRE = Path(server.__file__).parent / "wire"
+
+
+def test_unusable_config_exits_2_with_one_line(tmp_path, capsys):
+    config = tmp_path / "osn.json"
+    config.write_text("{not json")
+    assert server.main(["--config", str(config)]) == 2
+    assert capsys.readouterr().err.count("\n") == 1
+
+
+def test_generated_modules_import_only_through_the_package_path():
+    for module in WIRE.rglob("*.py"):
+        for line in module.read_text().splitlines():
+            if line.startswith(("from common ", "from orderer ", "import common", "import orderer")):
+                raise AssertionError(f"{module.name}: bare import {line!r}")
+
+
+def _files(root: Path) -> dict[Path, bytes]:
+    return {p.relative_to(root): p.read_bytes() for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts}
+
+
+def test_committed_wire_code_is_what_the_protos_generate(tmp_path):
+    generate(tmp_path / "wire")
+    assert _files(tmp_path / "wire") == _files(WIRE)
