@@ -276,3 +276,18 @@ class Tag:
         if isinstance(answer, dict):
             answer["workload"] = self.workload
         return answer
+
+
+class Concat:
+    """All ops of the first generator, then of the next, without waiting in between."""
+
+    def __init__(self, *gens: Generator):
+        self.gens = list(gens)
+
+    def op(self, ctx: Context) -> Answer:
+        while self.gens:
+            answer = self.gens[0].op(ctx)
+            if answer is not None:
+                return answer
+            self.gens.pop(0)
+        return None

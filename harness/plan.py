@@ -1,0 +1,118 @@
+"""A scenario resolved into objects: its variant, workloads and faults, and the one
+generator of the whole run. Every name is looked up here, before anything boots, so a
+typo is a ScenarioError naming the field.
+"""
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import ValidationError
+
+from harness import generator as gen
+from harness.nemesis_api import Nemesis, fault_factory, fault_names
+from harness.scenario import Scenario, ScenarioError, one_line
+from harness.workload import Workload, workload_factory, workload_names
+
+HEAL_ALL = "heal-all"  # the op of the heal phase: the runner heals every fault
+
+
+@dataclass
+class Plan:
+    scenario: Scenario  # with its seed filled in
+    source: str
+    variant: Any  # clusters.variant.Variant, or None when nothing needs a cluster
+    workloads: dict[str, Workload]
+    nemeses: dict[str, Nemesis]
+
+    @property
+    def seed(self) -> int:
+        assert self.scenario.seed is not None
+        return self.scenario.seed
+
+    @property
+    def needs_cluster(self) -> bool:
+        return any(w.needs_cluster for w in self.workloads.values()) or \
+            any(getattr(n, "needs_cluster", True) for n in self.nemeses.values())
+
+    @property
+    def total_seconds(self) -> float:
+        s = self.scenario
+        return s.duration + s.recovery_wait + s.final_read_time_limit
+
+    def generator(self) -> gen.Phases:
+        """main (workload ops at the target rate + the fault schedule, for `duration`) ->
+        heal -> recovery wait -> final reads (for at most `final_read_time_limit`)."""
+        s, seed = self.scenario, self.seed
+        sources = [gen.Tag(name, w.generator(gen.derive_rng(seed, f"workload/{name}")))
+                   for name, w in self.workloads.items()]
+        weights = [spec.weight for spec in s.workloads]
+        ops: gen.Generator = gen.Mix(sources, gen.derive_rng(seed, "mix"), weights)
+        if s.rate > 0:
+            ops = gen.Stagger(s.rate, ops, gen.derive_rng(seed, "stagger"))
+        faults = gen.FaultSchedule(s.nemesis.faults, s.nemesis.interval, gen.derive_rng(seed, "faults"))
+        finals = [gen.Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
+        return gen.Phases(
+            ("main", gen.TimeLimit(s.duration, gen.AnyOf(gen.clients(ops), gen.nemesis(faults)))),
+            ("heal", gen.nemesis(gen.once({"f": HEAL_ALL}))),
+            ("recovery", gen.Sleep(s.recovery_wait)),
+            ("final-reads", gen.TimeLimit(s.final_read_time_limit, gen.clients(gen.Concat(*finals)))),
+        )
+
+
+def _load_variant(name: str, source: str) -> Any:
+    from clusters.variant import VariantError, load_variant
+
+    try:
+        return load_variant(name)
+    except VariantError as exc:
+        raise ScenarioError(f"scenario {source}: variant: {exc}") from None
+
+
+def prepare(scenario: Scenario, source: str) -> Plan:
+    """Resolve names and options; pick and record a seed when the scenario has none."""
+    if scenario.seed is None:
+        scenario = scenario.model_copy(update={"seed": secrets.randbits(31)})
+    names = [spec.name for spec in scenario.workloads]
+    if len(set(names)) != len(names):
+        raise ScenarioError(f"scenario {source}: workloads: a workload is named twice")
+    variant = _load_variant(scenario.variant, source) if scenario.variant else None
+
+    workloads: dict[str, Workload] = {}
+    for i, spec in enumerate(scenario.workloads):
+        try:
+            factory = workload_factory(spec.name)
+        except KeyError:
+            raise ScenarioError(f"scenario {source}: workloads.{i}.name: unknown workload {spec.name} "
+                                f"(known: {', '.join(workload_names())})") from None
+        try:
+            workloads[spec.name] = factory(spec.options, variant)
+        except ValidationError as exc:
+            raise ScenarioError(f"scenario {source}: workloads.{i}.options.{one_line(exc)}") from None
+        except ValueError as exc:
+            raise ScenarioError(f"scenario {source}: workloads.{i}.options: {exc}") from None
+
+    nemeses: dict[str, Nemesis] = {}
+    unknown_options = sorted(set(scenario.nemesis.options) - set(scenario.nemesis.faults))
+    if unknown_options:
+        raise ScenarioError(f"scenario {source}: nemesis.options.{unknown_options[0]}: not a fault of nemesis.faults")
+    for i, name in enumerate(scenario.nemesis.faults):
+        try:
+            factory = fault_factory(name)
+        except KeyError:
+            raise ScenarioError(f"scenario {source}: nemesis.faults.{i}: unknown fault {name} "
+                                f"(known: {', '.join(fault_names())})") from None
+        try:
+            nemeses[name] = factory(scenario.nemesis.options.get(name, {}))
+        except ValidationError as exc:
+            raise ScenarioError(f"scenario {source}: nemesis.options.{name}.{one_line(exc)}") from None
+        except ValueError as exc:
+            raise ScenarioError(f"scenario {source}: nemesis.options.{name}: {exc}") from None
+
+    plan = Plan(scenario, source, variant, workloads, nemeses)
+    if plan.needs_cluster and variant is None:
+        needy = [n for n, w in workloads.items() if w.needs_cluster] + \
+                [n for n, f in nemeses.items() if getattr(f, "needs_cluster", True)]
+        raise ScenarioError(f"scenario {source}: variant: required by {needy[0]}")
+    return plan

@@ -1,0 +1,520 @@
+"""One scenario end to end: cluster, workers, nemesis, heal, final reads, teardown, checks.
+
+Workers are Jepsen's: one logical process per client thread; each op is an invoke then
+exactly one completion. An op not answered within op_timeout completes as info and
+retires its process: the thread goes on as process + concurrency with a fresh client.
+Nemesis ops are recorded as process "nemesis". Whatever happens (end of the run, a bug,
+SIGINT/SIGTERM), every fault is healed and the history flushed before teardown.
+"""
+from __future__ import annotations
+
+import logging
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from harness import store
+from harness.client import Client
+from harness.generator import Context, Pending, Phases
+from harness.history import Recorder
+from harness.op import FAIL, INFO, NEMESIS, Op, completion, indeterminate, invoke
+from harness.plan import HEAL_ALL, Plan
+
+log = logging.getLogger("ordeal.runner")
+
+STOP_GRACE = 2.0  # seconds an in-flight op may still take once the run is told to stop
+NEMESIS_GRACE = 30.0  # seconds a fault in progress may take to finish after a stop
+_POLL = 0.1  # seconds; how often a waiting thread looks at the stop flag
+
+
+class RunError(RuntimeError):
+    """The run could not start (no Docker, the cluster did not come up): one line."""
+
+
+class Interrupted(BaseException):
+    """SIGINT/SIGTERM while booting: unwinds Cluster.up, which removes what it made."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+@dataclass(frozen=True)
+class Status:
+    """What live progress shows."""
+
+    phase: str
+    elapsed: float
+    total: float
+    completed: int
+    counts: dict[str, int]
+    nemesis_ops: int
+    active_faults: tuple[str, ...]
+
+
+@dataclass
+class RunResult:
+    run_dir: Path
+    valid: bool | str | None = None  # None: not checked (checkers absent, skipped, failed)
+    results: dict[str, Any] | None = None
+    report: Path | None = None
+    signal: int | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def history(self) -> Path:
+        return self.run_dir / store.HISTORY
+
+    @property
+    def exit_code(self) -> int:
+        """0 valid or unchecked, 1 invalid, 3 unknown, 128+n when stopped by signal n."""
+        if self.signal:
+            return 128 + self.signal
+        if self.valid is False:
+            return 1
+        if self.valid == "unknown":
+            return 3
+        return 0
+
+    def anomaly_summary(self) -> str:
+        anomalies = (self.results or {}).get("anomalies") or {}
+        parts = []
+        for name, found in anomalies.items():
+            count = found.get("count", "?") if isinstance(found, dict) else found
+            parts.append(f"{name}: {count}")
+        return ", ".join(parts) or "no anomalies"
+
+
+class _Caller:
+    """Runs one client call at a time on a daemon thread, so its worker can stop waiting
+    for a call that hangs (and the process can exit although that call never returns)."""
+
+    def __init__(self, name: str):
+        self._calls: queue.SimpleQueue = queue.SimpleQueue()
+        threading.Thread(target=self._loop, name=name, daemon=True).start()
+
+    def _loop(self) -> None:
+        while (item := self._calls.get()) is not None:
+            fut, fn, arg = item
+            if fut.set_running_or_notify_cancel():
+                try:
+                    fut.set_result(fn(arg))
+                except BaseException as exc:  # noqa: BLE001 - handed to the worker
+                    fut.set_exception(exc)
+
+    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Future:
+        fut: Future = Future()
+        self._calls.put((fut, fn, arg))
+        return fut
+
+    def retire(self) -> None:
+        self._calls.put(None)
+
+
+class Runner:
+    def __init__(self, plan: Plan, store_dir: Path, *, cluster: Any = None, keep_cluster: bool = False,
+                 check: bool = True, on_status: Callable[[Status], None] | None = None,
+                 handle_signals: bool = True):
+        self.plan = plan
+        self.store_dir = Path(store_dir)
+        self.keep_cluster = keep_cluster
+        self.check = check
+        self.on_status = on_status
+        self.handle_signals = handle_signals
+        self.cluster = cluster
+        self._given_cluster = cluster
+        self.run_dir: Path | None = None
+        self.recorder: Recorder | None = None
+        self._gen: Phases | None = None
+        self._phase = "setup"
+        self._cond = threading.Condition()
+        self._busy = 0
+        self._counts = {"ok": 0, "fail": 0, "info": 0}
+        self._nemesis_ops = 0
+        self._active: set[str] = set()
+        self._heal_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._signal: int | None = None
+        self._booting = False
+        self._crash: BaseException | None = None
+
+    # -- control ----------------------------------------------------------------
+    def stop(self, signum: int | None = None) -> None:
+        """Stop the run early: no new ops, heal, flush, tear down (what SIGINT/SIGTERM do)."""
+        if self._signal is None:
+            self._signal = signum
+        self._stop.set()
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        # No locks here: the main thread may hold them when the signal arrives.
+        self.stop(signum)
+        if self._booting:
+            raise Interrupted(signum)
+
+    def status(self) -> Status:
+        with self._cond:
+            counts = dict(self._counts)
+            nemesis_ops = self._nemesis_ops
+            active = tuple(sorted(self._active))
+        elapsed = self.recorder.elapsed_ns() / 1e9 if self.recorder else 0.0
+        phase = self._gen.name if self._gen is not None and self._phase == "run" else self._phase
+        return Status(phase, elapsed, self.plan.total_seconds, sum(counts.values()), counts, nemesis_ops, active)
+
+    # -- the run ----------------------------------------------------------------
+    def run(self) -> RunResult:
+        plan = self.plan
+        started = datetime.now(timezone.utc)
+        self.run_dir = run_dir = store.create_run_dir(self.store_dir, plan.scenario.name, started)
+        store.point_latest(self.store_dir, run_dir)
+        result = RunResult(run_dir)
+        scenario = plan.scenario.model_dump(mode="json")
+        run_json = {"scenario": scenario, "source": plan.source,
+                    "variant": plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
+                    "seed": plan.seed, "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+        store.write_json(run_dir / store.SCENARIO_JSON, scenario)
+        store.write_json(run_dir / store.RUN_JSON, run_json)
+
+        previous = self._install_signal_handlers()
+        owned = False
+        try:
+            try:
+                self._booting = True
+                self._phase = "boot"
+                self._report_status()
+                owned = self._acquire_cluster()
+            except Interrupted as exc:
+                result.signal = exc.signum
+                return result
+            finally:
+                self._booting = False
+            if self.cluster is not None and hasattr(self.cluster, "run"):
+                run_json["cluster"] = self.cluster.run
+                store.write_json(run_dir / store.RUN_JSON, run_json)
+            self.recorder = Recorder(run_dir / store.HISTORY)
+            try:
+                if not self._stop.is_set():
+                    for nem in plan.nemeses.values():
+                        nem.setup(self.cluster)
+                    self._phase = "run"
+                    self._drive()
+            finally:
+                self._phase = "heal"
+                if self._active or self._stop.is_set() or self._crash or not self._healed_once:
+                    self._heal_everything()
+                self.recorder.close()
+        finally:
+            self._phase = "teardown"
+            self._report_status()
+            self._release_cluster(owned, result)
+            self._restore_signal_handlers(previous)
+        result.counts = dict(self._counts)
+        if self._crash is not None:
+            raise self._crash
+        if self._signal is not None or self._stop.is_set():
+            result.signal = self._signal or signal.SIGTERM
+            return result
+        if self.check:
+            self._phase = "check"
+            self._report_status()
+            self._check(result)
+        self._phase = "done"
+        return result
+
+    _healed_once = False
+
+    def _report_status(self) -> None:
+        if self.on_status is not None:
+            self.on_status(self.status())
+
+    def _install_signal_handlers(self) -> dict[int, Any]:
+        if not self.handle_signals or threading.current_thread() is not threading.main_thread():
+            return {}
+        return {s: signal.signal(s, self._on_signal) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    @staticmethod
+    def _restore_signal_handlers(previous: dict[int, Any]) -> None:
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+    # -- cluster ----------------------------------------------------------------
+    def _acquire_cluster(self) -> bool:
+        """Use the given cluster, or a running one of the same variant, or boot one.
+        True when this run booted it (and so tears it down)."""
+        if not self.plan.needs_cluster or self._given_cluster is not None:
+            return False
+        from clusters.cluster import Cluster, ClusterError
+
+        variant = self.plan.variant
+        try:
+            running = Cluster.attach(variant)
+        except Exception as exc:  # the Docker engine is missing or not started
+            raise RunError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
+                           "run `make bootstrap` first") from None
+        if running is not None and running.variant == variant:
+            self.cluster = running
+            return False
+        try:
+            self.cluster = Cluster.up(variant, keep=self.keep_cluster)
+        except ClusterError as exc:
+            raise RunError(f"cluster did not come up: {exc}") from None
+        return True
+
+    def _release_cluster(self, owned: bool, result: RunResult) -> None:
+        cluster, logs = self.cluster, result.run_dir / store.LOGS
+        if cluster is None:
+            return
+        try:
+            if owned and not self.keep_cluster:
+                cluster.down(logs_dir=logs)
+            else:
+                for node in cluster.nodes:
+                    node.save_logs(logs)
+        except Exception as exc:  # noqa: BLE001 - the history is already safe
+            result.notes.append(f"teardown: {exc.__class__.__name__}: {exc}")
+
+    # -- workers ----------------------------------------------------------------
+    def _drive(self) -> None:
+        self._gen = self.plan.generator()
+        threads = [threading.Thread(target=self._guard, args=(self._client_worker, i), name=f"worker-{i}",
+                                    daemon=True) for i in range(self.plan.scenario.concurrency)]
+        threads.append(threading.Thread(target=self._guard, args=(self._nemesis_worker, NEMESIS),
+                                        name="nemesis", daemon=True))
+        for t in threads:
+            t.start()
+        stopped_at: float | None = None
+        while any(t.is_alive() for t in threads):
+            time.sleep(0.25)
+            self._report_status()
+            if self._stop.is_set():
+                stopped_at = stopped_at or time.monotonic()
+                if time.monotonic() - stopped_at > NEMESIS_GRACE:
+                    log.warning("giving up on threads still busy after the stop")
+                    break
+
+    def _guard(self, body: Callable[[Any], None], thread: Any) -> None:
+        try:
+            body(thread)
+        except BaseException as exc:  # a bug in ordeal: stop the run, heal, re-raise after
+            self._crash = self._crash or exc
+            self._stop.set()
+
+    def _next(self, thread: int | str) -> Op | None:
+        """The next op for `thread`, waiting while the generator says Pending."""
+        recorder, gen = self.recorder, self._gen
+        assert recorder is not None and gen is not None
+        with self._cond:
+            while not self._stop.is_set():
+                now = recorder.elapsed_ns()
+                answer = gen.op(Context(now, thread, self._busy))
+                if answer is None:
+                    self._cond.notify_all()
+                    return None
+                if isinstance(answer, Pending):
+                    wait = _POLL if answer.until is None else min(_POLL, max(0.0, (answer.until - now) / 1e9))
+                    self._cond.wait(wait)
+                    continue
+                self._busy += 1
+                return answer
+        return None
+
+    def _done(self, kind: str) -> None:
+        with self._cond:
+            self._busy -= 1
+            if kind == NEMESIS:
+                self._nemesis_ops += 1
+            else:
+                self._counts[kind] += 1
+            self._cond.notify_all()
+
+    def _client_worker(self, thread: int) -> None:
+        worker = _ClientWorker(self, thread)
+        try:
+            while (template := self._next(thread)) is not None:
+                kind = INFO
+                try:
+                    kind = worker.perform(template)
+                finally:
+                    self._done(kind)
+        finally:
+            worker.close()
+
+    def _nemesis_worker(self, thread: str) -> None:
+        while (template := self._next(thread)) is not None:
+            try:
+                if template["f"] == HEAL_ALL:
+                    self._heal_everything()
+                else:
+                    self._fault(template)
+            finally:
+                self._done(NEMESIS)
+
+    # -- nemesis ----------------------------------------------------------------
+    def _fault(self, template: Op) -> None:
+        name = template["fault"]
+        try:
+            answer = self.plan.nemeses[name].invoke(dict(template))
+        except Exception as exc:  # noqa: BLE001 - a failed fault is recorded, the run goes on
+            answer = {"f": template["f"], "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}"}
+        self._record_nemesis(answer, name)
+        with self._cond:
+            if template["f"] == "start":
+                self._active.add(name)
+            else:
+                self._active.discard(name)
+
+    def _record_nemesis(self, answer: Any, fault: str | None) -> None:
+        if not isinstance(answer, dict):
+            answer = {"f": "unknown", "value": answer, "error": "bad-nemesis-answer"}
+        op: Op = {"process": NEMESIS, "type": INFO, "f": answer.get("f", "unknown"), "value": answer.get("value")}
+        for key in ("node", "error"):
+            if key in answer:
+                op[key] = answer[key]
+        if fault is not None:
+            op["fault"] = fault
+        assert self.recorder is not None
+        self.recorder.record(op)  # nemesis ops flush the history at once
+
+    def _heal_everything(self) -> None:
+        """Every nemesis heals all it may have done, then one `heal` op marks that the
+        cluster is whole again (final reads come after it). Safe to repeat."""
+        with self._heal_lock:
+            for name, nem in self.plan.nemeses.items():
+                try:
+                    ops = nem.heal_all() or []
+                except Exception as exc:  # noqa: BLE001 - keep healing the others
+                    ops = [{"f": "heal", "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}"}]
+                for op in ops:
+                    self._record_nemesis(op, name)
+            self._record_nemesis({"f": "heal", "value": {"all": True, "faults": sorted(self.plan.nemeses)}}, None)
+            with self._cond:
+                self._active.clear()
+            self._healed_once = True
+
+    # -- plug-ins ---------------------------------------------------------------
+    def _check(self, result: RunResult) -> None:
+        """checkers.check and reports.report when installed; a failure is one note, and
+        the history stays where it is."""
+        run_dir = result.run_dir
+        try:
+            from checkers.check import check_history
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("checkers", "checkers.check"):
+                raise
+            result.notes.append("checkers not installed: history not checked")
+            return
+        variant = self.plan.variant
+        idempotent = variant.producer.enable_idempotence if variant is not None else None
+        try:
+            results = check_history(result.history, out_dir=run_dir, idempotent=idempotent)
+        except Exception as exc:  # noqa: BLE001
+            result.notes.append(f"check failed: {exc.__class__.__name__}: {exc}")
+            return
+        result.results, result.valid = results, results.get("valid", "unknown")
+        if not (run_dir / store.RESULTS_JSON).exists():
+            store.write_json(run_dir / store.RESULTS_JSON, results)
+        try:
+            from reports.report import write_report
+        except ModuleNotFoundError as exc:
+            if exc.name not in ("reports", "reports.report"):
+                raise
+            result.notes.append("reports not installed: no report.html")
+            return
+        try:
+            result.report = write_report(run_dir)
+        except Exception as exc:  # noqa: BLE001
+            result.notes.append(f"report failed: {exc.__class__.__name__}: {exc}")
+
+
+class _ClientWorker:
+    """One client thread: its current process id, its open clients (one per workload)
+    and the caller thread its calls run on."""
+
+    def __init__(self, runner: Runner, thread: int):
+        self.runner = runner
+        self.process = thread
+        self.clients: dict[str | None, Client] = {}
+        self.caller: _Caller | None = None
+
+    def perform(self, template: Op) -> str:
+        runner = self.runner
+        recorder = runner.recorder
+        assert recorder is not None
+        name = template.get("workload")
+        extras = {k: v for k, v in template.items() if k not in ("f", "value")}
+        client = self.clients.get(name)
+        if client is None:
+            try:
+                client = runner.plan.workloads[name].client.open(runner.cluster, self.process)
+            except Exception as exc:  # noqa: BLE001 - nothing was sent: a definite fail
+                op = recorder.record(invoke(self.process, template["f"], template.get("value"), **extras))
+                recorder.record({**indeterminate(op, "client-open"), "type": FAIL, **extras,
+                                 "exception": f"{exc.__class__.__name__}: {exc}"})
+                return FAIL
+            self.clients[name] = client
+        op = recorder.record(invoke(self.process, template["f"], template.get("value"), **extras))
+        answer, error, exception = self._call(client, op)
+        done = completion(op, answer) if error is None else indeterminate(op, error)
+        if exception:
+            done["exception"] = exception
+        done.update(extras)
+        recorder.record(done)
+        if done["type"] == INFO:
+            self._retire(stuck=client if error in ("timeout", "interrupted") else None)
+        return done["type"]
+
+    def _call(self, client: Client, op: Op) -> tuple[Op | None, str | None, str | None]:
+        """(answer, None, None), or (None, error code, exception text) when the call
+        raised, timed out or was cut short by a stop."""
+        runner = self.runner
+        if self.caller is None:
+            self.caller = _Caller(f"client-call-{self.process}")
+        fut = self.caller.submit(client.invoke, dict(op))
+        deadline = time.monotonic() + runner.plan.scenario.op_timeout
+        while True:
+            now = time.monotonic()
+            if runner._stop.is_set():
+                deadline = min(deadline, now + STOP_GRACE)
+            if now >= deadline:
+                code = "interrupted" if runner._stop.is_set() else "timeout"
+                fut.add_done_callback(lambda _f: client.close())
+                self.caller.retire()
+                self.caller = None
+                return None, code, None
+            try:
+                return fut.result(timeout=min(_POLL, deadline - now)), None, None
+            except FutureTimeout:
+                continue
+            except Exception as exc:  # noqa: BLE001 - indeterminate: it may have happened
+                return None, "crash", f"{exc.__class__.__name__}: {exc}"
+
+    def _retire(self, stuck: Client | None) -> None:
+        """Jepsen: after an indeterminate op the process may still be doing it, so it is
+        never used again; the thread continues as a new process with new clients."""
+        for client in self.clients.values():
+            if client is not stuck:
+                _close_quietly(client)
+        self.clients.clear()
+        self.process += self.runner.plan.scenario.concurrency
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            _close_quietly(client)
+        self.clients.clear()
+        if self.caller is not None:
+            self.caller.retire()
+
+
+def _close_quietly(client: Client) -> None:
+    try:
+        client.close()
+    except Exception as exc:  # noqa: BLE001 - closing a broken client is best effort
+        log.debug("closing a client failed: %s", exc)
