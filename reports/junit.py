@@ -29,18 +29,22 @@ def junit_tree(files: RunFiles) -> ET.ElementTree:
         tally["tests"], tally["errors"] = 1, 1
     elif not checkers:
         checkers = {"verdict": {"valid": files.results.get("valid")}}
+    counts = {a.name: a.count for a in files.anomalies}
     by_family: dict[str, list[str]] = {}
     for a in files.anomalies:
-        by_family.setdefault(a.family, []).append(f"{a.name} x{a.count}")
+        by_family.setdefault(a.family, []).append(a.name)
     for name, body in checkers.items():
         verdict = verdict_of(body.get("valid"))
         case = ET.SubElement(suite, "testcase", classname=suite_name, name=name)
         seconds = stats.get("seconds") if isinstance(stats.get("seconds"), (int, float)) else None
         if seconds is not None:
             case.set("time", f"{seconds:.3f}")
-        found = by_family.get(name) or by_family.get("other") or []
-        if name not in ("kafka", "ordering"):
-            found = [s for fam in by_family.values() for s in fam]
+        # The checker's own list when results.json has one, else the anomalies of its family.
+        names = body.get("anomalies") if isinstance(body.get("anomalies"), list) else None
+        if names is None:
+            names = by_family.get(name, []) if name in ("kafka", "ordering") else list(counts)
+        found = [f"{n} x{counts[n]}" if n in counts else str(n) for n in names]
+        reasons = [str(r) for r in body.get("unknown") or [] if isinstance(body.get("unknown"), list)]
         tally["tests"] += 1
         if verdict == "invalid":
             tally["failures"] += 1
@@ -49,7 +53,8 @@ def junit_tree(files: RunFiles) -> ET.ElementTree:
             failure.text = f"see {files.path / 'report.html'}"
         elif verdict == "unknown":
             tally["skipped"] += 1
-            ET.SubElement(case, "skipped", message="verdict unknown" + (": " + ", ".join(found) if found else ""))
+            why = found + reasons
+            ET.SubElement(case, "skipped", message="verdict unknown" + (": " + "; ".join(why) if why else ""))
     for key, n in tally.items():
         suite.set(key, str(n))
     return ET.ElementTree(suite)

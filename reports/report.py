@@ -156,8 +156,7 @@ def _headline(verdict: str, tiles: list[tuple[str, int | None]], files: RunFiles
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
-    producer = files.variant.get("producer") if isinstance(files.variant.get("producer"), dict) else {}
-    idempotent = bool(producer.get("enable_idempotence"))
+    idempotent = files.idempotent
     out = []
     for a in files.anomalies:
         examples = a.examples[:EXAMPLES_SHOWN]

@@ -153,6 +153,19 @@ class RunFiles:
         return sorted(found, key=lambda a: (order.get(a.name, len(order)), a.name))
 
     @property
+    def idempotent(self) -> bool:
+        """Whether duplicates fail the verdict: results.json's say, else the variant's producer."""
+        if isinstance(self.results.get("idempotent"), bool):
+            return self.results["idempotent"]
+        producer = self.variant.get("producer")
+        return bool(producer.get("enable_idempotence")) if isinstance(producer, dict) else False
+
+    @property
+    def warnings(self) -> list[str]:
+        w = self.results.get("warnings")
+        return [str(x) for x in w] if isinstance(w, list) else []
+
+    @property
     def cluster_size(self) -> dict[str, int]:
         c = self.variant.get("cluster")
         if not isinstance(c, dict):

@@ -48,3 +48,12 @@ def test_missing_results_is_one_erroring_case(runs):
 
 def test_suite_is_named_for_variant_and_scenario(runs):
     assert _suite(runs["anomalous"]).get("name") == "ordeal.unclean-election.partition-halves"
+
+
+def test_unknown_checker_reasons_reach_the_skip_message(tmp_path, runs):
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["checkers"]["kafka"] = {"valid": "unknown", "anomalies": [], "unknown": ["no final read of t0/1"]}
+    (run / "results.json").write_text(json.dumps(results))
+    skipped = _suite(run).find("testcase[@name='kafka']/skipped")
+    assert "no final read of t0/1" in skipped.get("message")

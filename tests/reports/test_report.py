@@ -194,3 +194,28 @@ def test_unchecked_run_shows_no_reassuring_zero_counts(reports):
 def test_evidence_op_row_names_the_anomaly_it_supports(reports):
     row = reports["anomalous"].split('<tr id="op-25">')[1].split("</tr>")[0]
     assert 'href="#anomaly-aborted-read"' in row and "not-enough-replicas" in row
+
+
+def test_checker_unknown_reasons_and_warnings_are_shown(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["checkers"]["kafka"] = {"valid": "unknown", "anomalies": [], "unknown": ["no final read of t0/1"]}
+    results["warnings"] = ["3 ops without completion"]
+    (run / "results.json").write_text(json.dumps(results))
+    html = write_report(run).read_text()
+    assert "kafka could not judge: no final read of t0/1" in html and "3 ops without completion" in html
+
+
+def test_results_idempotent_flag_makes_duplicates_fail(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["anomalous"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results["idempotent"] = True
+    (run / "results.json").write_text(json.dumps(results))
+    row = write_report(run).read_text().split('href="#anomaly-duplicate">')[1].split("</tr>")[0]
+    assert 'class="role fails"' in row
