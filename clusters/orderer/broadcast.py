@@ -18,6 +18,10 @@ from clusters.orderer.wire.orderer import ab_pb2
 
 log = logging.getLogger(__name__)
 
+# Marks a SERVICE_UNAVAILABLE whose envelope reached Kafka and may be ordered after all, so
+# a client can record it as indeterminate rather than failed. Fabric's info text is free-form.
+MAYBE_APPENDED = "maybe-appended"
+
 
 def _answer(status: int, info: str = "") -> ab_pb2.BroadcastResponse:
     return ab_pb2.BroadcastResponse(status=status, info=info)
@@ -48,6 +52,7 @@ class Broadcaster:
         except ChainNotReady as exc:
             return _answer(common_pb2.SERVICE_UNAVAILABLE, str(exc))
         except LogUnavailable as exc:
-            log.info("[channel %s] produce of %s refused: %s", header.channel, header.tx_id, exc)
-            return _answer(common_pb2.SERVICE_UNAVAILABLE, str(exc))
+            log.info("[channel %s] produce of %s failed: %s", header.channel, header.tx_id, exc)
+            info = f"kafka {exc} ({MAYBE_APPENDED})" if exc.maybe_appended else f"kafka {exc}"
+            return _answer(common_pb2.SERVICE_UNAVAILABLE, info)
         return _answer(common_pb2.SUCCESS, f"offset {offset}")

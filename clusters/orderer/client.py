@@ -1,9 +1,10 @@
 """Host-side client of the OSNs, used by tests, workloads and the benchmark.
 
 Answers are plain data: broadcast gives the OSN's status name ("SUCCESS", "FORBIDDEN",
-"SERVICE_UNAVAILABLE", ...); deliver gives blocks as dicts in the history's shape. A call
-that got no answer (OSN down, deadline passed) raises OsnUnreachable: the tx may or may not
-have been ordered.
+"SERVICE_UNAVAILABLE", ...) as a str whose `indeterminate` says that a SERVICE_UNAVAILABLE
+envelope reached Kafka and may be ordered all the same; deliver gives blocks as dicts in the
+history's shape. A call that got no answer (OSN down, deadline passed) raises
+OsnUnreachable: the tx may or may not have been ordered.
 """
 from __future__ import annotations
 
@@ -13,12 +14,29 @@ from typing import Literal
 import grpc
 
 from clusters.orderer.block_hash import header_hash
+from clusters.orderer.broadcast import MAYBE_APPENDED
 from clusters.orderer.envelopes import make_envelope, tx_id_of
 from clusters.orderer.ledger import last_offset_of
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
 
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
+
+
+class BroadcastStatus(str):
+    """The status name the OSN answered (compares equal to "SUCCESS" etc.), with its info text."""
+
+    info: str
+
+    def __new__(cls, status: str, info: str = "") -> "BroadcastStatus":
+        answer = super().__new__(cls, status)
+        answer.info = info
+        return answer
+
+    @property
+    def indeterminate(self) -> bool:
+        """SERVICE_UNAVAILABLE for an envelope that reached Kafka: it may still be ordered."""
+        return self == "SERVICE_UNAVAILABLE" and MAYBE_APPENDED in self.info
 
 
 class OsnUnreachable(Exception):
@@ -76,15 +94,16 @@ class OsnClient:
             return self._stubs[address][1]
 
     def broadcast(self, address: str, channel: str, tx: str, creator: str | None = None,
-                  data: bytes = b"", timeout: float = 10.0) -> str:
+                  data: bytes = b"", timeout: float = 10.0) -> BroadcastStatus:
         """Broadcast one tx (its id is `tx`); the status name the OSN answered."""
         envelope = make_envelope(channel, creator if creator is not None else self.creator, data, tx_id=tx)
         return self.broadcast_envelope(address, envelope, timeout)
 
-    def broadcast_envelope(self, address: str, envelope: common_pb2.Envelope, timeout: float = 10.0) -> str:
+    def broadcast_envelope(self, address: str, envelope: common_pb2.Envelope,
+                           timeout: float = 10.0) -> BroadcastStatus:
         try:
             for response in self._stub(address).Broadcast(iter([envelope]), timeout=timeout):
-                return common_pb2.Status.Name(response.status)
+                return BroadcastStatus(common_pb2.Status.Name(response.status), response.info)
         except grpc.RpcError as exc:
             raise OsnUnreachable(address, exc.code().name, exc.details() or "") from None
         raise OsnUnreachable(address, "NO_RESPONSE")

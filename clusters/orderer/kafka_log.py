@@ -89,7 +89,9 @@ class KafkaPartitionLog:
 
         def delivered(err: KafkaError | None, msg: Message) -> None:
             if err is not None:
-                done.set_exception(LogUnavailable(err.name()))
+                # Reported after sending: with retries and no idempotence an earlier attempt
+                # may have been appended even though the last one failed.
+                done.set_exception(LogUnavailable(err.name(), maybe_appended=True))
             else:
                 done.set_result(msg.offset())
 
@@ -103,7 +105,7 @@ class KafkaPartitionLog:
             # librdkafka reports every message by delivery.timeout.ms; the margin covers the poll.
             return done.result(timeout=self._logs._settings.producer.delivery_timeout_ms / 1000 + 5)
         except FutureTimeout:
-            raise LogUnavailable("TIMED_OUT") from None
+            raise LogUnavailable("TIMED_OUT", maybe_appended=True) from None
 
     def reader(self, start: int | None) -> "KafkaReader":
         settings = self._logs._settings

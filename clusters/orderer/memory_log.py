@@ -1,5 +1,7 @@
 """An in-process single-partition log with the semantics a chain relies on, for tests and
-for benchmarking the OSN without Kafka. `refusing` makes every write fail as Kafka would.
+for benchmarking the OSN without Kafka. `refusing` makes every write fail as Kafka would;
+with `append_then_fail` the record is appended before the failure is reported, like
+NOT_ENOUGH_REPLICAS_AFTER_APPEND or a timed-out produce that landed.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ class MemoryLog:
         self._values: list[bytes] = []
         self._appended = threading.Condition()
         self.refusing: str | None = None
+        self.append_then_fail = False
         self.topic_created = False
 
     def ensure_topic(self) -> None:
@@ -22,9 +25,12 @@ class MemoryLog:
 
     def append(self, value: bytes) -> int:
         with self._appended:
-            if self.refusing:
+            if self.refusing and not self.append_then_fail:
                 raise LogUnavailable(self.refusing)
             self._values.append(value)
+            if self.refusing:
+                self._appended.notify_all()
+                raise LogUnavailable(self.refusing, maybe_appended=True)
             self._appended.notify_all()
             return len(self._values) - 1
 

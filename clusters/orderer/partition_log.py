@@ -14,7 +14,15 @@ class LogRecord:
 
 
 class LogUnavailable(Exception):
-    """The log refused or did not acknowledge; str() is Kafka's error name (e.g. NOT_ENOUGH_REPLICAS)."""
+    """The log refused or did not acknowledge; str() is Kafka's error name (e.g. NOT_ENOUGH_REPLICAS).
+
+    maybe_appended: the record left this process, so it may be in the log all the same (a
+    timed-out or retried produce without idempotence); False when it was never sent.
+    """
+
+    def __init__(self, reason: str, maybe_appended: bool = False) -> None:
+        super().__init__(reason)
+        self.maybe_appended = maybe_appended
 
 
 class LogLost(Exception):

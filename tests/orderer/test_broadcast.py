@@ -44,9 +44,18 @@ def test_unknown_channel_is_not_found(node):
     assert node.client.broadcast(node.address, "nope", "tx-4") == "NOT_FOUND"
 
 
-def test_refused_produce_is_service_unavailable(node):
+def test_refused_produce_is_service_unavailable_and_definite(node):
     node.logs["ch0"].refusing = "NOT_ENOUGH_REPLICAS"
-    assert node.client.broadcast(node.address, "ch0", "tx-5") == "SERVICE_UNAVAILABLE"
+    status = node.client.broadcast(node.address, "ch0", "tx-5")
+    assert status == "SERVICE_UNAVAILABLE" and not status.indeterminate
+    assert "NOT_ENOUGH_REPLICAS" in status.info
+
+
+def test_failure_reported_after_the_append_is_service_unavailable_but_indeterminate(node):
+    node.logs["ch0"].refusing = "NOT_ENOUGH_REPLICAS_AFTER_APPEND"
+    node.logs["ch0"].append_then_fail = True
+    status = node.client.broadcast(node.address, "ch0", "tx-7")
+    assert status == "SERVICE_UNAVAILABLE" and status.indeterminate
 
 
 def test_chain_not_started_is_service_unavailable(tmp_path):
