@@ -105,6 +105,16 @@ class Chain:
         return False
 
     def _run(self) -> None:
+        try:
+            self._consume()
+        except (ChainHalted, LogLost) as exc:
+            self.halted = str(exc)
+            log.error("[channel %s] consenter halted: %s", self.channel, exc)
+        except Exception as exc:  # e.g. the ledger's disk failed: stop ordering, say why, stay up for Deliver
+            self.halted = f"{type(exc).__name__}: {exc}"
+            log.exception("[channel %s] consenter halted by an unexpected error", self.channel)
+
+    def _consume(self) -> None:
         if not self._retry("creating the topic", self._log.ensure_topic):
             return
         # Fabric posts CONNECT before consuming, so the partition is never empty when read.
@@ -121,12 +131,6 @@ class Chain:
                 if record is not None:
                     self.process(record)
                 self.tick()
-        except (ChainHalted, LogLost) as exc:
-            self.halted = str(exc)
-            log.error("[channel %s] consenter halted: %s", self.channel, exc)
-        except Exception as exc:  # e.g. the ledger's disk failed: stop ordering, say why, stay up for Deliver
-            self.halted = f"{type(exc).__name__}: {exc}"
-            log.exception("[channel %s] consenter halted by an unexpected error", self.channel)
         finally:
             reader.close()
 

@@ -2,7 +2,7 @@
 
 Serves AtomicBroadcast on settings.listen and GET /healthz on settings.operations_listen,
 logs to stdout, and shuts down cleanly on SIGTERM or SIGINT (exit 0). A config it cannot
-use is one line on stderr and exit 2.
+use is one line on stderr and exit 2; a damaged ledger or a port it cannot bind, exit 3.
 """
 from __future__ import annotations
 
@@ -21,6 +21,7 @@ import grpc
 from clusters.orderer.broadcast import Broadcaster
 from clusters.orderer.deliver import Deliverer
 from clusters.orderer.kafka_log import KafkaLogs
+from clusters.orderer.ledger import LedgerCorrupt
 from clusters.orderer.operations import OperationsServer
 from clusters.orderer.partition_log import PartitionLog
 from clusters.orderer.registrar import Registrar
@@ -50,7 +51,10 @@ class Osn:
                                           ("grpc.max_send_message_length", max_message)])
         service = AtomicBroadcastService(Broadcaster(chains, settings), Deliverer(chains))
         ab_pb2_grpc.add_AtomicBroadcastServicer_to_server(service, self._grpc)
-        self.port = self._grpc.add_insecure_port(settings.listen)
+        try:
+            self.port = self._grpc.add_insecure_port(settings.listen)
+        except RuntimeError:  # grpcio's way of saying the bind failed
+            self.port = 0
         if self.port == 0:
             raise OSError(f"cannot listen on {settings.listen}")
         self.operations = OperationsServer(settings.operations_listen, self.registrar.unhealthy)
@@ -81,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"osn: {exc}", file=sys.stderr)
         return 2
     kafka = KafkaLogs(settings)
-    osn = Osn(settings, kafka.partition)
+    try:
+        osn = Osn(settings, kafka.partition)
+    except (LedgerCorrupt, OSError) as exc:
+        print(f"osn: {exc}", file=sys.stderr)
+        kafka.close()
+        return 3
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stopping.set())

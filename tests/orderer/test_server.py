@@ -1,4 +1,5 @@
 """The OSN's command line and the generated wire code it imports."""
+import json
 from pathlib import Path
 
 from clusters.orderer import server
@@ -28,3 +29,15 @@ def _files(root: Path) -> dict[Path, bytes]:
 def test_committed_wire_code_is_what_the_protos_generate(tmp_path):
     generate(tmp_path / "wire")
     assert _files(tmp_path / "wire") == _files(WIRE)
+
+
+def test_damaged_ledger_stops_the_osn_with_exit_3(tmp_path, capsys):
+    ledger_dir = tmp_path / "ledger"
+    ledger_dir.mkdir()
+    (ledger_dir / "ch0.blocks").write_bytes(b"\x00\x00\x00\x02" + b"\x00" * 4 + b"ab" + b"\x00" * 40)
+    config = tmp_path / "osn.json"
+    config.write_text(json.dumps({
+        "name": "osn1", "listen": "127.0.0.1:0", "operations_listen": "127.0.0.1:0",
+        "kafka_bootstrap_servers": ["127.0.0.1:1"], "ledger_dir": str(ledger_dir), "channels": ["ch0"]}))
+    assert server.main(["--config", str(config)]) == 3
+    assert "ch0.blocks" in capsys.readouterr().err
