@@ -1,9 +1,115 @@
-"""pytest plugin registered by entry point (pytest11): markers and shared options."""
+"""pytest plugin registered by entry point (pytest11): markers, options, and the fixtures
+that run scenarios as tests.
+
+- `cluster` (session): the cluster of --variant (default fabric-recommended), booted once;
+- `run_scenario` (function): run a scenario (name, path or dict) against the session's
+  cluster of its variant; a verdict that is not valid fails the test with the anomaly
+  summary and the report path;
+- options --variant (run every scenario on this variant), --duration (override the main
+  phase), --keep-store (keep runs in ./store instead of the test's tmp dir).
+"""
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
 import pytest
+
+DEFAULT_VARIANT = "fabric-recommended"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("ordeal")
+    group.addoption("--variant", default=None, metavar="NAME",
+                    help=f"ordeal: variant for the cluster fixture and every scenario (default: the scenario's, "
+                         f"else {DEFAULT_VARIANT})")
+    group.addoption("--duration", type=float, default=None, metavar="SECONDS",
+                    help="ordeal: override the main-phase duration of every scenario")
+    group.addoption("--keep-store", action="store_true", default=False,
+                    help="ordeal: keep run directories in ./store (default: the test's tmp dir)")
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster: needs the real dockerised cluster")
     config.addinivalue_line("markers", "chaos: injects faults into the real cluster")
+
+
+class ClusterPool:
+    """One cluster per variant for the whole session, booted on first use (or reused when
+    one of that variant is already running) and removed at the end if this session booted it."""
+
+    def __init__(self) -> None:
+        self._clusters: dict[str, tuple[Any, bool]] = {}
+
+    def get(self, variant: Any) -> Any:
+        if variant.name not in self._clusters:
+            from clusters.cluster import Cluster, ClusterError
+
+            try:
+                running = Cluster.attach(variant)
+                if running is not None and running.variant == variant:
+                    self._clusters[variant.name] = (running, False)
+                else:
+                    self._clusters[variant.name] = (Cluster.up(variant), True)
+            except ClusterError as exc:
+                pytest.fail(f"cluster {variant.name} did not come up: {exc}", pytrace=False)
+        return self._clusters[variant.name][0]
+
+    def close(self) -> None:
+        for cluster, owned in self._clusters.values():
+            if owned:
+                cluster.down()
+        self._clusters.clear()
+
+
+@pytest.fixture(scope="session")
+def cluster_pool() -> Iterator[ClusterPool]:
+    pool = ClusterPool()
+    yield pool
+    pool.close()
+
+
+@pytest.fixture(scope="session")
+def cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> Any:
+    from clusters.variant import VariantError, load_variant
+
+    name = request.config.getoption("--variant") or DEFAULT_VARIANT
+    try:
+        return cluster_pool.get(load_variant(name))
+    except VariantError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+@pytest.fixture
+def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
+                 tmp_path: Path) -> Callable[..., Any]:
+    """run_scenario(scenario, **overrides) -> harness.runner.RunResult."""
+    from harness.plan import prepare
+    from harness.runner import Runner
+    from harness.scenario import ScenarioError, load_scenario, parse_scenario, scenario_path
+
+    config = request.config
+    store_dir = config.rootpath / "store" if config.getoption("--keep-store") else tmp_path / "store"
+
+    def run(scenario: str | Path | dict[str, Any], *, check: bool = True, **overrides: Any) -> Any:
+        overrides.setdefault("duration", config.getoption("--duration"))
+        overrides.setdefault("variant", config.getoption("--variant"))
+        try:
+            if isinstance(scenario, dict):
+                source = request.node.name
+                spec = parse_scenario(scenario, source, overrides)
+            else:
+                source = str(scenario_path(str(scenario)))
+                spec = load_scenario(str(scenario), overrides)
+            plan = prepare(spec, source)
+        except ScenarioError as exc:
+            pytest.fail(str(exc), pytrace=False)
+        live = cluster_pool.get(plan.variant) if plan.needs_cluster else None
+        result = Runner(plan, store_dir, cluster=live, check=check, handle_signals=False).run()
+        if result.valid is False or result.valid == "unknown":
+            pytest.fail(f"{plan.scenario.name}: valid {str(result.valid).lower()}: {result.anomaly_summary()}; "
+                        f"report: {result.report or result.run_dir}", pytrace=False)
+        return result
+
+    return run

@@ -16,6 +16,14 @@ The run directory is STORE/<scenario>/<UTC time>/ (STORE/latest points at it): r
 scenario.json, history.jsonl, logs/, results.json, report.html."""
 
 
+def _shown(path: Path) -> str:
+    """A shipped scenario as scenarios/<name>.toml when run from the repository."""
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
 def _run(args: argparse.Namespace) -> int:
     from harness.plan import prepare
     from harness.progress import Progress
@@ -24,7 +32,7 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         scenario = load_scenario(args.scenario, {"duration": args.duration, "seed": args.seed})
-        plan = prepare(scenario, str(scenario_path(args.scenario)))
+        plan = prepare(scenario, _shown(scenario_path(args.scenario)))
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
     progress = Progress() if not args.quiet else None

@@ -276,7 +276,7 @@ class Runner:
             if owned and not self.keep_cluster:
                 cluster.down(logs_dir=logs)
             else:
-                for node in cluster.nodes:
+                for node in getattr(cluster, "nodes", []):
                     node.save_logs(logs)
         except Exception as exc:  # noqa: BLE001 - the history is already safe
             result.notes.append(f"teardown: {exc.__class__.__name__}: {exc}")

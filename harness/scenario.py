@@ -65,7 +65,8 @@ def one_line(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"])
     template = _MESSAGES.get(err["type"])
-    msg = template.format(**err.get("ctx", {})) if template else err["msg"].removeprefix("Value error, ")
+    ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in err.get("ctx", {}).items()}
+    msg = template.format(**ctx) if template else err["msg"].removeprefix("Value error, ")
     return f"{where}: {msg}" if where else msg
 
 

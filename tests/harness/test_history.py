@@ -1,0 +1,116 @@
+"""The recorder under many threads, its flushing, and the streaming reader."""
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections import Counter
+
+import pytest
+
+from harness.history import HistoryError, Recorder, read_history
+from harness.op import completion, invoke
+
+
+def record_from_threads(path, threads=16, ops_per_thread=2000):
+    with Recorder(path) as rec:
+        gate = threading.Barrier(threads)
+
+        def worker(t):
+            gate.wait()
+            for n in range(ops_per_thread):
+                op = rec.record(invoke(t, "send", {"n": n}))
+                rec.record(completion(op, {"type": "ok", "value": {"n": n}}))
+
+        pool = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
+        for th in pool:
+            th.start()
+        for th in pool:
+            th.join()
+    return list(read_history(path))
+
+
+@pytest.fixture(scope="module")
+def many(tmp_path_factory):
+    return record_from_threads(tmp_path_factory.mktemp("h") / "history.jsonl")
+
+
+def test_many_threads_lose_nothing(many):
+    assert len(many) == 16 * 2000 * 2
+
+
+def test_indices_are_strictly_increasing_from_zero(many):
+    assert [op["index"] for op in many] == list(range(len(many)))
+
+
+def test_times_never_go_backwards(many):
+    times = [op["time"] for op in many]
+    assert all(isinstance(t, int) for t in times) and times == sorted(times)
+
+
+def test_every_invoke_is_completed_exactly_once_by_its_process(many):
+    open_ops: dict[int, dict] = {}
+    completed = Counter()
+    for op in many:
+        if op["type"] == "invoke":
+            assert op["process"] not in open_ops
+            open_ops[op["process"]] = op
+        else:
+            invoked = open_ops.pop(op["process"])
+            assert op["f"] == invoked["f"] and op["value"] == invoked["value"]
+            completed[(op["process"], op["value"]["n"])] += 1
+    assert not open_ops and set(completed.values()) == {1} and len(completed) == 16 * 2000
+
+
+def test_record_returns_the_op_with_its_index_and_time(tmp_path):
+    with Recorder(tmp_path / "h.jsonl") as rec:
+        op = rec.record(invoke(0, "poll", {"consumer": "c1"}))
+    assert op["index"] == 0 and op["time"] >= 0
+    assert list(read_history(tmp_path / "h.jsonl")) == [op]
+
+
+def test_a_nemesis_op_reaches_the_file_at_once(tmp_path):
+    rec = Recorder(tmp_path / "h.jsonl", flush_interval=3600)
+    try:
+        rec.record(invoke(0, "send", 1))
+        rec.record({"process": "nemesis", "type": "info", "f": "kill", "value": {"nodes": ["kafka1"]}})
+        assert [op["index"] for op in read_history(tmp_path / "h.jsonl")] == [0, 1]
+    finally:
+        rec.close()
+
+
+def test_client_ops_reach_the_file_within_200_ms(tmp_path):
+    rec = Recorder(tmp_path / "h.jsonl")
+    try:
+        rec.record(invoke(0, "send", 1))
+        time.sleep(0.3)
+        assert len(list(read_history(tmp_path / "h.jsonl"))) == 1
+    finally:
+        rec.close()
+
+
+def test_a_torn_last_line_is_skipped_with_a_warning(tmp_path, caplog):
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps({"index": 0}) + "\n" + json.dumps({"index": 1}) + "\n" + '{"index": 2, "ti')
+    with caplog.at_level(logging.WARNING, logger="ordeal.history"):
+        ops = list(read_history(path))
+    assert [op["index"] for op in ops] == [0, 1]
+    assert "torn last line" in caplog.text
+
+
+def test_a_corrupt_line_in_the_middle_is_an_error(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text('{"index": 0}\n{"ind\n{"index": 2}\n')
+    with pytest.raises(HistoryError, match=":2:"):
+        list(read_history(path))
+
+
+def test_the_reader_streams_ops_written_after_it_started(tmp_path):
+    path = tmp_path / "h.jsonl"
+    path.write_text('{"index": 0}\n')
+    ops = read_history(path)
+    assert next(ops) == {"index": 0}
+    with open(path, "a") as fh:
+        fh.write('{"index": 1}\n')
+    assert next(ops) == {"index": 1}

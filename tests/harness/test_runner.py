@@ -1,0 +1,215 @@
+"""The runner end to end on the noop workload: no Docker, a tmp store."""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import types
+from collections import defaultdict
+
+import pytest
+
+from harness.history import read_history
+from harness.noop import NoopClient, noop_workload
+from harness.op import OK
+from harness.plan import prepare
+from harness.runner import Runner
+from harness.scenario import parse_scenario
+from harness.workload import Workload, register_workload
+
+BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,
+        "op_timeout": 2, "seed": 9, "workloads": [{"name": "noop"}], "nemesis": {"faults": ["noop"], "interval": 0.1}}
+
+
+def run(tmp_path, check=False, cluster=None, **changes):
+    data = {**BASE, **changes}
+    plan = prepare(parse_scenario(data, "t"), "t")
+    runner = Runner(plan, tmp_path / "store", check=check, cluster=cluster, handle_signals=False)
+    return runner, runner.run()
+
+
+def pairs(history):
+    """invoke -> completion by process, asserting each invoke completes exactly once."""
+    open_ops, done = {}, []
+    for op in history:
+        if op["process"] == "nemesis":
+            continue
+        if op["type"] == "invoke":
+            assert op["process"] not in open_ops, f"second invoke before completion: {op}"
+            open_ops[op["process"]] = op
+        else:
+            done.append((open_ops.pop(op["process"]), op))
+    assert not open_ops, f"invokes never completed: {open_ops}"
+    return done
+
+
+@pytest.fixture(scope="module")
+def noop_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("run")
+    _, result = run(tmp)
+    return tmp, result, list(read_history(result.history))
+
+
+def test_a_noop_run_boots_nothing_and_records_its_variant_as_none(noop_run):
+    _, result, _ = noop_run
+    run_json = json.loads((result.run_dir / "run.json").read_text())
+    assert run_json["variant"] == {"name": None}
+    assert run_json["seed"] == 9 and run_json["scenario"]["name"] == "t" and run_json["started"].endswith("Z")
+    assert not (result.run_dir / "logs").exists()
+
+
+def test_the_run_directory_is_store_scenario_timestamp_and_latest_points_at_it(noop_run):
+    tmp, result, _ = noop_run
+    assert result.run_dir.parent == tmp / "store" / "t"
+    assert (tmp / "store" / "latest").resolve() == result.run_dir.resolve()
+    assert json.loads((result.run_dir / "scenario.json").read_text())["seed"] == 9
+
+
+def test_every_invoke_gets_exactly_one_completion_from_its_process(noop_run):
+    _, result, history = noop_run
+    done = pairs(history)
+    assert done and all(c["type"] == OK and c["f"] == i["f"] for i, c in done)
+    assert result.counts["ok"] == len(done) and result.exit_code == 0
+
+
+def test_faults_are_recorded_as_nemesis_info_ops(noop_run):
+    nemesis = [op for op in noop_run[2] if op["process"] == "nemesis"]
+    assert nemesis and all(op["type"] == "info" for op in nemesis)
+    assert {op["f"] for op in nemesis} >= {"noop", "heal"}
+
+
+def test_final_reads_come_after_the_final_heal(noop_run):
+    history = noop_run[2]
+    heal = max(op["index"] for op in history if op["f"] == "heal" and op["value"].get("all"))
+    finals = [op for op in history if op["f"] == "final-read"]
+    assert len(finals) == 4 and all(op["index"] > heal for op in finals)
+    assert all(op["index"] < heal for op in history if op["f"] in ("read", "write"))
+
+
+def test_an_op_that_times_out_completes_as_info_and_retires_its_process(tmp_path):
+    _, result = run(tmp_path, concurrency=2, rate=40, duration=1, op_timeout=0.2,
+                    workloads=[{"name": "noop", "options": {"hang_every": 5, "hang_seconds": 1}}])
+    done = pairs(read_history(result.history))
+    timed_out = [c for _, c in done if c["type"] == "info"]
+    assert timed_out and all(c["error"] == "timeout" for c in timed_out)
+    used = defaultdict(list)
+    for i, _ in done:
+        used[i["process"] % 2].append(i["process"])
+    for c in timed_out:
+        later = [p for p in used[c["process"] % 2] if p > c["process"]]
+        assert later and later[0] == c["process"] + 2  # the thread goes on as a fresh process
+
+
+class Exploding(NoopClient):
+    def open(self, cluster, process):
+        return Exploding(self.options)
+
+    def invoke(self, op):
+        raise ConnectionError("broker went away")
+
+
+class Unopenable(NoopClient):
+    def open(self, cluster, process):
+        raise ConnectionRefusedError("no broker")
+
+
+class ClusterEcho(NoopClient):
+    def open(self, cluster, process):
+        client = ClusterEcho(self.options)
+        client.cluster = cluster
+        return client
+
+    def invoke(self, op):
+        return {"type": OK, "value": self.cluster["name"]}
+
+
+def _register(name, client, needs_cluster=False):
+    base = noop_workload({})
+    register_workload(name, lambda options, variant: Workload(name, client, base.generator, None, needs_cluster))
+
+
+_register("test-exploding", Exploding())
+_register("test-unopenable", Unopenable())
+_register("test-cluster-echo", ClusterEcho(), needs_cluster=True)
+
+
+def test_a_client_that_raises_completes_as_info_crash(tmp_path):
+    _, result = run(tmp_path, workloads=[{"name": "test-exploding"}], duration=0.3)
+    done = pairs(read_history(result.history))
+    assert done and all(c["type"] == "info" and c["error"] == "crash" for _, c in done)
+    assert "ConnectionError: broker went away" in done[0][1]["exception"]
+    assert len({i["process"] for i, _ in done}) == len(done)  # every crash retired its process
+
+
+def test_a_client_that_cannot_open_fails_its_op_without_retiring(tmp_path):
+    _, result = run(tmp_path, workloads=[{"name": "test-unopenable"}], duration=0.3, concurrency=1)
+    done = pairs(read_history(result.history))
+    assert done and all(c["type"] == "fail" and c["error"] == "client-open" for _, c in done)
+    assert {i["process"] for i, _ in done} == {0}
+
+
+def test_the_runner_uses_a_cluster_it_is_given(tmp_path):
+    _, result = run(tmp_path, workloads=[{"name": "test-cluster-echo"}], variant="fabric-recommended",
+                    duration=0.3, cluster={"name": "given"}, nemesis={})
+    done = pairs(read_history(result.history))
+    assert done and all(c["value"] == "given" for _, c in done)
+    assert json.loads((result.run_dir / "run.json").read_text())["variant"]["name"] == "fabric-recommended"
+
+
+def test_stop_heals_flushes_and_reports_the_signal(tmp_path):
+    plan = prepare(parse_scenario({**BASE, "duration": 60, "rate": 100}, "t"), "t")
+    runner = Runner(plan, tmp_path / "store", check=False, handle_signals=False)
+    threading.Timer(0.5, runner.stop, args=(15,)).start()
+    result = runner.run()
+    history = list(read_history(result.history))
+    pairs(history)
+    assert result.signal == 15 and result.exit_code == 143
+    assert history[-1]["process"] == "nemesis" and history[-1]["f"] == "heal"
+
+
+@pytest.fixture
+def fake_plugins(monkeypatch):
+    calls = {}
+    check = types.ModuleType("checkers.check")
+    report = types.ModuleType("reports.report")
+
+    def check_history(path, out_dir=None, spark_master=None, idempotent=None):
+        calls["check"] = (path, out_dir, idempotent)
+        return calls.get("verdict", {"valid": True, "anomalies": {}})
+
+    def write_report(run_dir):
+        calls["report"] = run_dir
+        (run_dir / "report.html").write_text("<html></html>")
+        return run_dir / "report.html"
+
+    check.check_history, report.write_report = check_history, write_report
+    monkeypatch.setitem(sys.modules, "checkers.check", check)
+    monkeypatch.setitem(sys.modules, "reports.report", report)
+    return calls
+
+
+def test_checkers_and_report_run_after_the_history_is_complete(tmp_path, fake_plugins):
+    fake_plugins["verdict"] = {"valid": False, "anomalies": {"lost-write": {"count": 2}}}
+    _, result = run(tmp_path, check=True)
+    assert fake_plugins["check"][0] == result.history and fake_plugins["check"][1] == result.run_dir
+    assert result.valid is False and result.exit_code == 1 and result.anomaly_summary() == "lost-write: 2"
+    assert json.loads((result.run_dir / "results.json").read_text())["valid"] is False
+    assert result.report == result.run_dir / "report.html"
+
+
+def test_a_failing_checker_is_one_note_and_keeps_the_history(tmp_path, fake_plugins, monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("spark fell over")
+
+    monkeypatch.setattr(sys.modules["checkers.check"], "check_history", broken)
+    _, result = run(tmp_path, check=True)
+    assert result.notes == ["check failed: RuntimeError: spark fell over"]
+    assert result.valid is None and result.exit_code == 0
+    pairs(read_history(result.history))
+
+
+def test_two_runs_in_the_same_second_get_their_own_directories(tmp_path):
+    _, first = run(tmp_path, duration=0.1)
+    _, second = run(tmp_path, duration=0.1)
+    assert first.run_dir != second.run_dir
+    assert (tmp_path / "store" / "latest").resolve() == second.run_dir.resolve()

@@ -1,0 +1,105 @@
+"""Scenario files: invalid ones are refused with one line naming the field, before anything boots."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.plan import prepare
+from harness.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+
+VALID = """
+concurrency = 2
+duration = 1
+seed = 3
+[[workloads]]
+name = "noop"
+[nemesis]
+faults = ["noop"]
+interval = 1
+"""
+
+INVALID = [
+    ("duration = 0\n[[workloads]]\nname = 'noop'\n", "duration: must be > 0"),
+    ("duration = -5\n[[workloads]]\nname = 'noop'\n", "duration: must be > 0"),
+    ("concurrency = 0\n[[workloads]]\nname = 'noop'\n", "concurrency: must be >= 1"),
+    ("rate = -1\n[[workloads]]\nname = 'noop'\n", "rate: must be >= 0"),
+    ("colour = 'red'\n[[workloads]]\nname = 'noop'\n", "colour: unknown key"),
+    ("duration = 5\n", "workloads: required"),
+    ("workloads = []\n", "workloads: must not be empty"),
+    ("[[workloads]]\nname = 'noop'\nspeed = 3\n", "workloads.0.speed: unknown key"),
+    ("[[workloads]]\nname = 'noop'\n[nemesis]\ninterval = 0\n", "nemesis.interval: must be > 0"),
+    ("duration = 'long'\n[[workloads]]\nname = 'noop'\n", "duration: Input should be a valid number"),
+    ("[[workloads]]\nname = 'noop'\noptions = { latency = -1 }\n",
+     "workloads.0.options.latency: must be >= 0"),
+    ("[[workloads]]\nname = 'no-such-workload'\n", "workloads.0.name: unknown workload no-such-workload (known: "),
+    ("[[workloads]]\nname = 'noop'\n[nemesis]\nfaults = ['no-such-fault']\n",
+     "nemesis.faults.0: unknown fault no-such-fault (known: "),
+    ("[[workloads]]\nname = 'noop'\n[nemesis]\nfaults = ['noop']\noptions = { noop = { x = 1 } }\n",
+     "nemesis.options.noop: noop takes no options"),
+    ("variant = 'no-such-variant'\n[[workloads]]\nname = 'noop'\n", "variant: variant no-such-variant: no such variant"),
+    ("duration = \n", "not valid TOML"),
+]
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "x.toml"
+    path.write_text(text)
+    return path
+
+
+def refusal(path: Path) -> str:
+    with pytest.raises(ScenarioError) as err:
+        prepare(load_scenario(str(path)), str(path))
+    return str(err.value)
+
+
+@pytest.mark.parametrize("text,message", INVALID, ids=[m.split(":")[0] for _, m in INVALID])
+def test_an_invalid_scenario_is_refused_naming_the_field(tmp_path, text, message):
+    msg = refusal(write(tmp_path, text))
+    assert msg.startswith(f"scenario {tmp_path / 'x.toml'}: ") and message in msg
+    assert "\n" not in msg
+
+
+def test_a_valid_scenario_loads_with_its_file_name_as_name(tmp_path):
+    plan = prepare(load_scenario(str(write(tmp_path, VALID))), "x")
+    assert plan.scenario.name == "x" and plan.seed == 3 and not plan.needs_cluster
+
+
+def test_a_scenario_without_seed_gets_one_chosen_for_it(tmp_path):
+    plan = prepare(load_scenario(str(write(tmp_path, VALID.replace("seed = 3", "")))), "x")
+    assert isinstance(plan.seed, int)
+
+
+def test_overrides_are_validated_like_the_file(tmp_path):
+    with pytest.raises(ScenarioError, match="duration: must be > 0"):
+        load_scenario(str(write(tmp_path, VALID)), {"duration": 0})
+
+
+def test_a_shipped_scenario_is_found_by_name():
+    assert load_scenario("noop").name == "noop"
+
+
+def test_the_default_scenario_is_well_formed():
+    s = load_scenario("default")
+    assert s.variant == "fabric-recommended" and s.workloads[0].name == "kafka-log" and s.duration == 60
+
+
+def test_an_unknown_scenario_name_lists_the_shipped_ones():
+    with pytest.raises(ScenarioError, match="known: .*noop"):
+        load_scenario("no-such-scenario")
+
+
+def test_ordeal_run_refuses_an_invalid_scenario_with_exit_2_and_one_line(tmp_path):
+    path = write(tmp_path, "duration = 0\n[[workloads]]\nname = 'noop'\n")
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--store", str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr == f"ordeal: scenario {path}: duration: must be > 0\n"
+    assert not (tmp_path / "store").exists()  # nothing started, nothing written
+
+
+def test_shipped_scenarios_directory_is_the_repositorys():
+    assert (SCENARIOS_DIR / "default.toml").is_file()
