@@ -15,17 +15,16 @@ from clusters.images.artifacts import digest
 # A headless JRE for ZooKeeper and Kafka, python3 (+venv) for the OSN, iproute2 and procps
 # so a person can look around inside a node.
 PACKAGES = ("openjdk-17-jre-headless", "python3", "python3-venv", "iproute2", "procps")
-REPOSITORY = "ordeal/base"
 
 
-def base_tag() -> str:
+def base_tag(namespace: str = "ordeal") -> str:
     _, suite = debian_mirror()
-    return f"{REPOSITORY}:{digest(suite, *PACKAGES)}"
+    return f"{namespace}/base:{digest(suite, *PACKAGES)}"
 
 
-def build_base(client: docker.DockerClient, workdir: Path) -> str:
+def build_base(client: docker.DockerClient, workdir: Path, namespace: str = "ordeal") -> str:
     """Build and import the base image unless an image with the same inputs exists."""
-    tag = base_tag()
+    tag = base_tag(namespace)
     if client.images.list(name=tag):
         return tag
     mirror, suite = debian_mirror()

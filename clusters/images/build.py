@@ -77,22 +77,24 @@ def _orderer_context(dst: Path) -> Path:
     return dst
 
 
-def build_all(cache: Path, client: docker.DockerClient | None = None) -> ImageTags:
+def build_all(cache: Path, client: docker.DockerClient | None = None, namespace: str = "ordeal") -> ImageTags:
+    """Every image, from `cache`'s artifacts; `namespace` prefixes the repositories (a
+    benchmark builds a cold set beside the real one under another namespace)."""
     client = client or docker.from_env(timeout=600)
-    base = build_base(client, cache / "work")
+    base = build_base(client, cache / "work", namespace)
     libs = artifacts.kafka_libs(cache)
-    jvm = _build(client, "ordeal/jvm-libs", base, IMAGES_DIR / "jvm-libs", {"libs": libs},
+    jvm = _build(client, f"{namespace}/jvm-libs", base, IMAGES_DIR / "jvm-libs", {"libs": libs},
                  [artifacts.POM.read_bytes()])
-    zookeeper = _build(client, "ordeal/zookeeper", jvm, IMAGES_DIR / "zookeeper", {}, [])
-    kafka = _build(client, "ordeal/kafka", jvm, IMAGES_DIR / "kafka", {}, [])
-    toxiproxy = _build(client, "ordeal/toxiproxy", base, IMAGES_DIR / "toxiproxy",
+    zookeeper = _build(client, f"{namespace}/zookeeper", jvm, IMAGES_DIR / "zookeeper", {}, [])
+    kafka = _build(client, f"{namespace}/kafka", jvm, IMAGES_DIR / "kafka", {}, [])
+    toxiproxy = _build(client, f"{namespace}/toxiproxy", base, IMAGES_DIR / "toxiproxy",
                        {"toxiproxy-server": artifacts.toxiproxy_server(cache)}, [artifacts.TOXIPROXY_VERSION])
     osn = None
     if (ORDERER_DIR / "server.py").exists():
         wheels = artifacts.osn_wheels(cache)
         with tempfile.TemporaryDirectory(prefix="ordeal-osn-src-") as src:
             tree = _orderer_context(Path(src) / "ordeal")
-            osn = _build(client, "ordeal/osn", base, IMAGES_DIR / "osn", {"wheels": wheels, "ordeal": tree},
+            osn = _build(client, f"{namespace}/osn", base, IMAGES_DIR / "osn", {"wheels": wheels, "ordeal": tree},
                          [*_files_digest(tree), *_files_digest(wheels)])
     return ImageTags(base=base, jvm_libs=jvm, zookeeper=zookeeper, kafka=kafka, toxiproxy=toxiproxy, osn=osn)
 
