@@ -20,6 +20,7 @@ def fabric(docker_client):
     cluster = Cluster.up(load_variant("fabric-recommended"), client=docker_client)
     yield cluster
     cluster.down()
+    assert labelled_objects(docker_client, cluster.run) == [], "teardown left objects behind"
 
 
 def test_fabric_recommended_boots_three_zookeepers_and_four_brokers_healthy(fabric: Cluster) -> None:
