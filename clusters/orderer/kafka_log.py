@@ -23,9 +23,11 @@ log = logging.getLogger(__name__)
 PARTITION = 0
 KEY = b"0"
 ADMIN_TIMEOUT_S = 15.0
-# librdkafka's answers that mean the reader's position is gone (e.g. after an unclean election
-# truncated the log); Fabric halts the chain on ErrOffsetOutOfRange.
-_POSITION_LOST = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE}
+# librdkafka's answers that mean the reader's position is gone (an unclean election truncated
+# the log under it; with auto.offset.reset=error librdkafka reports instead of skipping, and
+# _LOG_TRUNCATION comes from its leader-epoch validation). Fabric stops consuming on
+# ErrOffsetOutOfRange.
+_POSITION_LOST = {KafkaError._AUTO_OFFSET_RESET, KafkaError.OFFSET_OUT_OF_RANGE, KafkaError._LOG_TRUNCATION}
 
 
 class KafkaLogs:
