@@ -21,6 +21,17 @@ def _secs(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}s"
 
 
+def _cell(x: Any) -> str:
+    """An example's field in one readable line: lists joined, dicts as k=v, long hashes cut."""
+    if isinstance(x, str):
+        return x if len(x) <= 24 else f"{x[:10]}…{x[-6:]}"
+    if isinstance(x, dict):
+        return " ".join(f"{k}={_cell(v)}" for k, v in x.items())
+    if isinstance(x, list):
+        return ("; " if any(isinstance(v, dict) for v in x) else ", ").join(_cell(v) for v in x)
+    return "null" if x is None else str(x).lower() if isinstance(x, bool) else str(x)
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     env = Environment(
@@ -30,7 +41,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(ms=_ms, pct=_pct, secs=_secs)
+    env.filters.update(ms=_ms, pct=_pct, secs=_secs, cell=_cell)
     return env
 
 

@@ -59,7 +59,7 @@ def latency_chart(d: HistoryDigest) -> str | None:
         for outcome, colour in OUTCOME_COLOURS.items():
             sel = [p for p in points if p.f == f and p.outcome == outcome]
             if sel:
-                ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=9 if outcome == "ok" else 16,
+                ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=9 if outcome == "ok" else 28,
                            c=colour, marker=marker, alpha=0.7, linewidths=0, label=f"{f} {outcome}", zorder=3)
     ax.set_yscale("log")
     plain = FuncFormatter(lambda v, _: f"{v:g}")

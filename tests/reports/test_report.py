@@ -219,3 +219,16 @@ def test_results_idempotent_flag_makes_duplicates_fail(tmp_path, runs):
     (run / "results.json").write_text(json.dumps(results))
     row = write_report(run).read_text().split('href="#anomaly-duplicate">')[1].split("</tr>")[0]
     assert 'class="role fails"' in row
+
+
+def test_nested_example_fields_are_shown_readably(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["anomalous"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    held = [{"osn": "osn1", "hash": "aa" * 32}, {"osn": "osn2", "hash": "ff" * 32}]
+    results["anomalies"]["block-fork"]["examples"] = [{"channel": "ch0", "number": 3, "held": held}]
+    (run / "results.json").write_text(json.dumps(results))
+    html = write_report(run).read_text()
+    assert "osn=osn1 hash=aaaaaaaaaa…aaaaaa; osn=osn2 hash=ffffffffff…ffffff" in html
