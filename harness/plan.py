@@ -10,7 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness import generator as gen
+from harness.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
+                               clients, derive_rng, nemesis, once)
 from harness.nemesis_api import Nemesis, fault_factory, fault_names
 from harness.scenario import Scenario, ScenarioError, one_line
 from harness.workload import Workload, workload_factory, workload_names
@@ -41,23 +42,23 @@ class Plan:
         s = self.scenario
         return s.duration + s.recovery_wait + s.final_read_time_limit
 
-    def generator(self) -> gen.Phases:
+    def generator(self) -> Phases:
         """main (workload ops at the target rate + the fault schedule, for `duration`) ->
         heal -> recovery wait -> final reads (for at most `final_read_time_limit`)."""
         s, seed = self.scenario, self.seed
-        sources = [gen.Tag(name, w.generator(gen.derive_rng(seed, f"workload/{name}")))
+        sources = [Tag(name, w.generator(derive_rng(seed, f"workload/{name}")))
                    for name, w in self.workloads.items()]
         weights = [spec.weight for spec in s.workloads]
-        ops: gen.Generator = gen.Mix(sources, gen.derive_rng(seed, "mix"), weights)
+        ops: Generator = Mix(sources, derive_rng(seed, "mix"), weights)
         if s.rate > 0:
-            ops = gen.Stagger(s.rate, ops, gen.derive_rng(seed, "stagger"))
-        faults = gen.FaultSchedule(s.nemesis.faults, s.nemesis.interval, gen.derive_rng(seed, "faults"))
-        finals = [gen.Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
-        return gen.Phases(
-            ("main", gen.TimeLimit(s.duration, gen.AnyOf(gen.clients(ops), gen.nemesis(faults)))),
-            ("heal", gen.nemesis(gen.once({"f": HEAL_ALL}))),
-            ("recovery", gen.Sleep(s.recovery_wait)),
-            ("final-reads", gen.TimeLimit(s.final_read_time_limit, gen.clients(gen.Concat(*finals)))),
+            ops = Stagger(s.rate, ops, derive_rng(seed, "stagger"))
+        faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"))
+        finals = [Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
+        return Phases(
+            ("main", TimeLimit(s.duration, AnyOf(clients(ops), nemesis(faults)))),
+            ("heal", nemesis(once({"f": HEAL_ALL}))),
+            ("recovery", Sleep(s.recovery_wait)),
+            ("final-reads", TimeLimit(s.final_read_time_limit, clients(Concat(*finals)))),
         )
 
 

@@ -21,7 +21,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness import store
+from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
 from harness.client import Client
 from harness.generator import Context, Pending, Phases
 from harness.history import Recorder
@@ -72,7 +72,7 @@ class RunResult:
 
     @property
     def history(self) -> Path:
-        return self.run_dir / store.HISTORY
+        return self.run_dir / HISTORY
 
     @property
     def exit_code(self) -> int:
@@ -173,15 +173,15 @@ class Runner:
     def run(self) -> RunResult:
         plan = self.plan
         started = datetime.now(timezone.utc)
-        self.run_dir = run_dir = store.create_run_dir(self.store_dir, plan.scenario.name, started)
-        store.point_latest(self.store_dir, run_dir)
+        self.run_dir = run_dir = create_run_dir(self.store_dir, plan.scenario.name, started)
+        point_latest(self.store_dir, run_dir)
         result = RunResult(run_dir)
         scenario = plan.scenario.model_dump(mode="json")
         run_json = {"scenario": scenario, "source": plan.source,
                     "variant": plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
                     "seed": plan.seed, "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
-        store.write_json(run_dir / store.SCENARIO_JSON, scenario)
-        store.write_json(run_dir / store.RUN_JSON, run_json)
+        write_json(run_dir / SCENARIO_JSON, scenario)
+        write_json(run_dir / RUN_JSON, run_json)
 
         previous = self._install_signal_handlers()
         owned = False
@@ -198,8 +198,8 @@ class Runner:
                 self._booting = False
             if self.cluster is not None and hasattr(self.cluster, "run"):
                 run_json["cluster"] = self.cluster.run
-                store.write_json(run_dir / store.RUN_JSON, run_json)
-            self.recorder = Recorder(run_dir / store.HISTORY)
+                write_json(run_dir / RUN_JSON, run_json)
+            self.recorder = Recorder(run_dir / HISTORY)
             try:
                 if not self._stop.is_set():
                     for nem in plan.nemeses.values():
@@ -269,7 +269,7 @@ class Runner:
         return True
 
     def _release_cluster(self, owned: bool, result: RunResult) -> None:
-        cluster, logs = self.cluster, result.run_dir / store.LOGS
+        cluster, logs = self.cluster, result.run_dir / LOGS
         if cluster is None:
             return
         try:
@@ -419,8 +419,8 @@ class Runner:
             result.notes.append(f"check failed: {exc.__class__.__name__}: {exc}")
             return
         result.results, result.valid = results, results.get("valid", "unknown")
-        if not (run_dir / store.RESULTS_JSON).exists():
-            store.write_json(run_dir / store.RESULTS_JSON, results)
+        if not (run_dir / RESULTS_JSON).exists():
+            write_json(run_dir / RESULTS_JSON, results)
         try:
             from reports.report import write_report
         except ModuleNotFoundError as exc:

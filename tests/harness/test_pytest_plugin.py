@@ -1,0 +1,86 @@
+"""The pytest plugin: scenarios as tests, a verdict that is not valid fails the test."""
+from __future__ import annotations
+
+import json
+
+pytest_plugins = ["pytester"]
+
+FAKE_CHECKER = """
+import sys, types
+import pytest
+
+@pytest.fixture
+def verdict(monkeypatch):
+    module = types.ModuleType("checkers.check")
+    module.verdict = {"valid": True, "anomalies": {}}
+    module.check_history = lambda path, out_dir=None, spark_master=None, idempotent=None: module.verdict
+    monkeypatch.setitem(sys.modules, "checkers.check", module)
+    report = types.ModuleType("reports.report")
+    report.write_report = lambda run_dir: run_dir / "report.html"
+    monkeypatch.setitem(sys.modules, "reports.report", report)
+    return module
+"""
+
+
+def test_a_valid_run_passes_its_test(pytester):
+    pytester.makeconftest(FAKE_CHECKER)
+    pytester.makepyfile("""
+        def test_noop(run_scenario, verdict):
+            result = run_scenario("noop", duration=0.3)
+            assert result.valid is True and result.counts["ok"] > 0
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_an_invalid_verdict_fails_the_test_with_the_anomalies_and_the_report(pytester):
+    pytester.makeconftest(FAKE_CHECKER)
+    pytester.makepyfile("""
+        def test_noop(run_scenario, verdict):
+            verdict.verdict = {"valid": False, "anomalies": {"lost-write": {"count": 3}}}
+            run_scenario("noop", duration=0.3)
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*noop: valid false: lost-write: 3; report: *report.html*"])
+
+
+def test_an_unknown_verdict_fails_the_test_too(pytester):
+    pytester.makeconftest(FAKE_CHECKER)
+    pytester.makepyfile("""
+        def test_noop(run_scenario, verdict):
+            verdict.verdict = {"valid": "unknown", "anomalies": {"lagging-osn": {"count": 1}}}
+            run_scenario("noop", duration=0.3)
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*valid unknown: lagging-osn: 1*"])
+
+
+def test_duration_option_overrides_every_scenario_and_keep_store_keeps_runs(pytester):
+    pytester.makepyfile("""
+        def test_noop(run_scenario):
+            run_scenario("noop", check=False)
+    """)
+    pytester.runpytest("-p", "no:cacheprovider", "--duration", "0.2", "--keep-store").assert_outcomes(passed=1)
+    run_json = json.loads((pytester.path / "store" / "latest" / "run.json").read_text())
+    assert run_json["scenario"]["duration"] == 0.2
+
+
+def test_a_bad_scenario_fails_its_test_in_one_line(pytester):
+    pytester.makepyfile("""
+        def test_bad(run_scenario):
+            run_scenario({"workloads": [{"name": "noop"}], "duration": 0})
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*scenario test_bad: duration: must be > 0*"])
+
+
+def test_the_chaos_marker_is_registered(pytester):
+    pytester.makepyfile("""
+        import pytest
+        @pytest.mark.chaos
+        def test_marked():
+            pass
+    """)
+    pytester.runpytest("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)
