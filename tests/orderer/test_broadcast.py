@@ -75,3 +75,11 @@ def test_healthz_is_unavailable_while_a_chain_has_not_started(tmp_path):
         with pytest.raises(urllib.error.HTTPError) as answer:
             urllib.request.urlopen(url, timeout=5)
         assert answer.value.code == 503
+
+
+def test_one_stream_gets_one_answer_per_envelope_in_order(node):
+    envelopes = [make_envelope("ch0", "alice", tx_id="tx-a"), common_pb2.Envelope(payload=b"\xff"),
+                 make_envelope("ch0", "mallory", tx_id="tx-b")]
+    stub = node.client._stub(node.address)
+    answers = [common_pb2.Status.Name(r.status) for r in stub.Broadcast(iter(envelopes), timeout=10)]
+    assert answers == ["SUCCESS", "BAD_REQUEST", "FORBIDDEN"]

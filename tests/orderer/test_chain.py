@@ -1,10 +1,11 @@
 """The Kafka consenter over an in-memory log: cut points, TTC rules, timer, restart."""
+import os
 import time
 
 import pytest
 
 from clusters.orderer.chain import ChainHalted, ChainNotReady, regular_message, time_to_cut_message
-from clusters.orderer.ledger import last_offset_of
+from clusters.orderer.ledger import Ledger, last_offset_of
 from clusters.orderer.memory_log import MemoryLog
 from clusters.orderer.partition_log import LogRecord
 from clusters.orderer.wire.common import common_pb2
@@ -174,3 +175,26 @@ def test_restarted_chain_resumes_after_its_last_offset_without_gap_or_duplicate(
         reference.stop()
     assert resumed_from > 0
     assert hashes(restarted.ledger) == hashes(reference.ledger)
+
+
+def test_block_torn_by_a_crash_is_cut_again_identically_after_restart(tmp_path):
+    log = MemoryLog()
+    first = new_chain(tmp_path / "osn", log, count=3, timeout_ms=60_000)
+    first.start()
+    assert first.wait_started(5)
+    for i in range(12):
+        first.order(envelope(f"tx-{i}"))
+    eventually(lambda: first.ledger.height == 4)
+    first.stop()
+    first.ledger.close()
+    before = hashes(Ledger(tmp_path / "osn"))
+    os.truncate(tmp_path / "osn", os.path.getsize(tmp_path / "osn") - 5)  # tear block 3
+
+    restarted = new_chain(tmp_path / "osn", log, count=3, timeout_ms=60_000)
+    assert restarted.ledger.height == 3
+    restarted.start()
+    try:
+        eventually(lambda: restarted.ledger.height == 4)
+    finally:
+        restarted.stop()
+    assert hashes(restarted.ledger) == before
