@@ -40,10 +40,11 @@ class Broadcaster:
         chain = self._chains.get(header.channel)
         if chain is None:
             return _answer(common_pb2.NOT_FOUND, f"no channel {header.channel}")
-        size = envelope.ByteSize()
+        # Fabric's size filter counts len(payload) + len(signature), as the block cutter does,
+        # and answers BAD_REQUEST, not REQUEST_ENTITY_TOO_LARGE.
+        size = len(envelope.payload) + len(envelope.signature)
         limit = self._settings.batch.absolute_max_bytes
         if size > limit:
-            # Fabric's size filter answers BAD_REQUEST, not REQUEST_ENTITY_TOO_LARGE.
             return _answer(common_pb2.BAD_REQUEST, f"message is {size} bytes, above AbsoluteMaxBytes {limit}")
         if not self._settings.may_write(header.channel, header.creator):
             return _answer(common_pb2.FORBIDDEN, f"{header.creator!r} may not write to {header.channel}")
