@@ -15,6 +15,8 @@ def _report(args: argparse.Namespace) -> int:
         print(write_report(args.run_dir))
     except RunDirError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write the report in {args.run_dir}: {exc.strerror or exc}") from None
     return 0
 
 
@@ -27,6 +29,8 @@ def _compare(args: argparse.Namespace) -> int:
         print(write_compare(args.paths, out))
     except RunDirError as exc:
         raise UsageError(str(exc)) from None
+    except OSError as exc:
+        raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
     return 0
 
 

@@ -96,7 +96,8 @@ class FaultTracker:
         if op.get("type") == "invoke":
             return  # the info completion carries what was done
         f = str(op.get("f"))
-        t = int(op.get("time") or 0)
+        raw = op.get("time")
+        t = int(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw == raw else 0
         nodes, cut, components = describe(op)
         self.nodes_seen.update(nodes)
         if f in OPENERS:

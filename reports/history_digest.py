@@ -166,6 +166,13 @@ def _int(x: Any) -> int | None:
     return None
 
 
+def _time(x: Any) -> int:
+    """An op's time in ns; a missing or malformed time counts as the run's start."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool) and x == x and abs(x) < 1e19:
+        return max(0, int(x))
+    return 0
+
+
 def _records(op: dict[str, Any]) -> list[dict[str, Any]]:
     value = op.get("value")
     recs = value.get("records") if isinstance(value, dict) else None
@@ -210,7 +217,7 @@ def digest_history(
         d.ops += 1
         index = _int(op.get("index"))
         index = d.ops - 1 if index is None else index
-        t_ns = _int(op.get("time")) or 0
+        t_ns = _time(op.get("time"))
         t = t_ns / 1e9
         d.end_time = max(d.end_time, t)
         process = str(op.get("process"))

@@ -29,3 +29,10 @@ def test_compare_command_writes_out_file(runs, tmp_path):
 def test_compare_of_empty_store_exits_2(tmp_path, capsys):
     assert main(["compare", str(tmp_path)]) == 2
     assert "no run directory" in capsys.readouterr().err
+
+
+def test_compare_to_an_unwritable_place_is_one_line_exit_2(runs, tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    assert main(["compare", str(runs["clean"]), "--out", str(blocker / "sub" / "c.html")]) == 2
+    assert capsys.readouterr().err.startswith("ordeal: cannot write")

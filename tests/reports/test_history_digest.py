@@ -74,6 +74,8 @@ def test_nemesis_ops_become_fault_intervals_not_client_ops(tmp_path):
     {"index": 0, "time": 5, "process": 1, "type": "ok", "f": "poll", "value": None},
     {"index": 0, "time": 5, "process": 1, "type": "ok", "f": "deliver", "value": {"blocks": [None, {"number": "x"}]}},
     {"index": 0, "time": 5, "process": "nemesis", "type": "info", "f": "partition", "value": {"cut": [["a"], 3]}},
+    {"index": 0, "time": "soon", "process": "nemesis", "type": "info", "f": "kill", "value": None},
+    {"index": 0, "time": 1.5e9, "process": 2, "type": "invoke", "f": "send", "value": {}},
     [1, 2, 3],
 ])
 def test_odd_lines_are_tolerated(tmp_path, line):
