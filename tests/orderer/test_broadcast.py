@@ -83,3 +83,17 @@ def test_one_stream_gets_one_answer_per_envelope_in_order(node):
     stub = node.client._stub(node.address)
     answers = [common_pb2.Status.Name(r.status) for r in stub.Broadcast(iter(envelopes), timeout=10)]
     assert answers == ["SUCCESS", "BAD_REQUEST", "FORBIDDEN"]
+
+
+def _envelope_with_payload_bytes(size: int) -> common_pb2.Envelope:
+    data = b""
+    while len(make_envelope("ch1", "alice", data, tx_id="tx-edge").payload) < size:
+        data += b"x"
+    envelope = make_envelope("ch1", "alice", data, tx_id="tx-edge")
+    assert len(envelope.payload) == size
+    return envelope
+
+
+def test_message_of_exactly_absolute_max_bytes_is_accepted_and_one_more_is_not(node):
+    assert node.client.broadcast_envelope(node.address, _envelope_with_payload_bytes(4096)) == "SUCCESS"
+    assert node.client.broadcast_envelope(node.address, _envelope_with_payload_bytes(4097)) == "BAD_REQUEST"
