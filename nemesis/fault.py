@@ -1,0 +1,50 @@
+"""What every fault of nemesis/ has in common: the harness's Nemesis protocol
+(harness/nemesis_api.py) on top of three verbs, `start(rng)`, `stop()` and `heal_all()`.
+
+Each verb answers the nemesis op(s) to record, {"f": ..., "value": {...}}; the value names
+the fault and the nodes it touched ("nodes", "cut", "components", as reports read them).
+"""
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from harness.op import Op
+
+
+def op(f: str, fault: str, **value: Any) -> Op:
+    return {"f": f, "value": {"fault": fault, **value}}
+
+
+class Fault:
+    """A fault that can be started, stopped, and undone completely (heal_all). The random
+    choices of one fault come from its own generator, seeded from its options, so a
+    scenario with a seed replays the same targets."""
+
+    needs_cluster = True
+    name = "fault"
+
+    def __init__(self, seed: int = 0):
+        self.rng = random.Random(f"{self.name}/{seed}")
+        self.cluster: Any = None
+
+    # -- harness protocol ---------------------------------------------------------
+    def setup(self, cluster: Any) -> None:
+        self.cluster = cluster
+
+    def invoke(self, request: Op) -> Op:
+        if request["f"] == "start":
+            return self.start(self.rng)
+        if request["f"] == "stop":
+            return self.stop()
+        raise ValueError(f"{self.name}: no such nemesis op {request['f']!r} (start or stop)")
+
+    # -- the verbs --------------------------------------------------------------
+    def start(self, rng: random.Random) -> Op:
+        raise NotImplementedError
+
+    def stop(self) -> Op:
+        raise NotImplementedError
+
+    def heal_all(self) -> list[Op]:
+        raise NotImplementedError

@@ -1,0 +1,97 @@
+"""Composite faults: "mixed" (one nemesis that starts a seeded pick among several faults
+and stops it), and `run_schedule`, which drives any faults at an interval without the
+harness and always heals at the end, also when interrupted.
+"""
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.nemesis_api import fault_factory, register_fault
+from harness.op import Op
+from nemesis.fault import Fault
+
+MIXED_DEFAULT = ["kill-broker", "pause-broker", "partition-halves", "isolate-leader", "kill-controller",
+                 "link-faults"]
+
+
+class MixedOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    faults: list[str] = Field(default_factory=lambda: list(MIXED_DEFAULT), min_length=1)
+    options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per fault name")
+    seed: int = 0
+
+
+class Mixed(Fault):
+    """start: one of `faults`, picked by the seeded generator; stop: that one's stop;
+    heal_all: every one's heal_all. Ops keep the picked fault's name in value.fault."""
+
+    name = "mixed"
+
+    def __init__(self, options: MixedOptions):
+        super().__init__(options.seed)
+        if "mixed" in options.faults:
+            raise ValueError("mixed cannot contain itself")
+        self.parts: dict[str, Any] = {}
+        for name in options.faults:
+            try:
+                self.parts[name] = fault_factory(name)(options.options.get(name, {}))
+            except KeyError:
+                raise ValueError(f"unknown fault {name}") from None
+        self.active: str | None = None
+
+    def setup(self, cluster: Any) -> None:
+        super().setup(cluster)
+        for part in self.parts.values():
+            part.setup(cluster)
+
+    def start(self, rng: random.Random) -> Op:
+        if self.active is not None:
+            self.stop()
+        self.active = rng.choice(sorted(self.parts))
+        return self.parts[self.active].start(self.parts[self.active].rng)
+
+    def stop(self) -> Op:
+        name, self.active = self.active, None
+        if name is None:
+            return {"f": "heal", "value": {"fault": self.name, "nothing_active": True}}
+        return self.parts[name].stop()
+
+    def heal_all(self) -> list[Op]:
+        self.active = None
+        ops: list[Op] = []
+        for part in self.parts.values():
+            ops.extend(part.heal_all())
+        return ops
+
+
+register_fault("mixed", lambda options: Mixed(MixedOptions.model_validate(options)))
+
+
+def run_schedule(faults: list[Fault], *, interval: float, duration: float, seed: int,
+                 record: Callable[[Op], None], sleep: Callable[[float], None] = time.sleep) -> None:
+    """Start a seeded pick of `faults`, stop it `interval` later, wait `interval`, and so on
+    for `duration` seconds; then heal everything. The heal runs whatever happens (an
+    exception, KeyboardInterrupt), and every op goes to `record` as it is done."""
+    rng = random.Random(seed)
+    deadline = time.monotonic() + duration
+    try:
+        while time.monotonic() + interval <= deadline:
+            fault = rng.choice(faults)
+            record(fault.start(fault.rng))
+            try:
+                sleep(interval)
+            finally:
+                record(fault.stop())
+            if time.monotonic() + interval > deadline:
+                break
+            sleep(interval)
+    finally:
+        for fault in faults:
+            for done in fault.heal_all():
+                record(done)

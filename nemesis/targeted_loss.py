@@ -1,0 +1,172 @@
+"""Jepsen's 2013 Kafka loss as ordered steps: shrink a partition's ISR by cutting its
+leader off from followers (not from ZooKeeper), keep acknowledging writes with the small
+ISR, then take the in-sync replicas away so that a stale follower is elected (an unclean
+election), heal, restart. Acknowledged writes the stale follower never had are gone.
+
+Kafka facts the steps rely on:
+- a follower that fetches nothing for replica.lag.time.max.ms (10 s here) is dropped from
+  the ISR by the leader, checked every half of that: the ISR shrinks 10-15 s after the cut;
+- since 2.7 (ZooKeeper mode too) the leader asks the *controller* to shrink the ISR
+  (AlterPartition over the inter-broker listener), so the controller must stay on the
+  leader's side: a stale follower is never chosen among controllers;
+- acks=all waits for the current ISR only, and min.insync.replicas bounds how small it may
+  be: the in-sync group keeps min.insync.replicas members (Jepsen's 2013 run, before that
+  setting existed, had the leader alone), so the writes keep being acknowledged;
+- a killed broker leaves the ISR only when its ZooKeeper session expires
+  (zookeeper.session.timeout.ms, 6 s here); with the whole in-sync group dead the
+  controller elects a live out-of-sync replica only if unclean election is enabled,
+  otherwise the partition stays leaderless until an in-sync replica returns.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from harness.nemesis_api import register_fault
+from harness.op import Op
+from nemesis import topologies
+from nemesis.fault import Fault, op
+from nemesis.partition import Firewall
+from nemesis.targets import PartitionState, choose_partition, controller, partition_state
+
+POLL = 0.5
+
+
+class TargetedLossOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topic: str | None = None
+    partition: int | None = Field(None, ge=0)
+    in_sync: int | None = Field(None, ge=1, description="replicas left in the ISR, leader included; "
+                                "default the variant's min.insync.replicas")
+    election_timeout: float = Field(30.0, gt=0, description="seconds to wait for a new leader after the kill")
+    seed: int = 0
+
+
+class TargetedIsrShrink(Fault):
+    """The steps, each answering its nemesis op: cut() -> [wait_isr_shrunk()] ->
+    kill_in_sync() -> [wait_new_leader()] -> heal() -> restart(). In a run, `start` is the
+    cut and `stop` the rest (the interval between them is the time the ISR has to shrink:
+    give it at least 15 s); stop answers one heal op listing every step it took."""
+
+    name = "targeted-isr-shrink"
+
+    def __init__(self, options: TargetedLossOptions):
+        super().__init__(options.seed)
+        self.options = options
+        self.plan: dict[str, Any] | None = None  # what cut() chose; the later steps act on it
+        self.killed: list[str] = []
+
+    # -- the steps --------------------------------------------------------------
+    def choose(self, rng: random.Random) -> dict[str, Any]:
+        """Leader, in-sync group and stale followers of the partition, from live state."""
+        o = self.options
+        topic, part = choose_partition(self.cluster, rng, o.topic, o.partition)
+        state = partition_state(self.cluster, topic, part)
+        if state.leader is None:
+            raise RuntimeError(f"{topic}/{part} has no leader")
+        in_sync = o.in_sync or self.cluster.variant.kafka.min_insync_replicas
+        boss = controller(self.cluster)
+        followers = [f for f in state.followers if f in state.isr]
+        # Keep the controller on the leader's side (see the module docstring).
+        keep = sorted(followers, key=lambda f: f != boss)[:max(0, in_sync - 1)]
+        stale = [f for f in followers if f not in keep]
+        if not stale:
+            raise RuntimeError(f"{topic}/{part}: replicas {state.replicas}, ISR {state.isr}: no follower "
+                               f"left to go stale with {in_sync} kept in sync")
+        return {"topic": topic, "partition": part, "leader": state.leader, "in_sync": [state.leader, *keep],
+                "stale": stale, "controller": boss}
+
+    def cut(self, rng: random.Random) -> Op:
+        plan = self.choose(rng)
+        names = Firewall(self.cluster).names()
+        graph = topologies.separate(names, plan["in_sync"], plan["stale"])
+        self.plan = plan
+        Firewall(self.cluster).apply(graph)
+        return op("partition", self.name, **topologies.describe(graph, "leader-from-followers"), **plan)
+
+    def state(self) -> PartitionState:
+        assert self.plan is not None
+        return partition_state(self.cluster, self.plan["topic"], self.plan["partition"])
+
+    def wait_isr_shrunk(self, timeout: float = 40.0) -> PartitionState:
+        """Until the ISR holds the in-sync group only (bounded); the last state seen."""
+        assert self.plan is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            state = self.state()
+            if set(state.isr) <= set(self.plan["in_sync"]) or time.monotonic() > deadline:
+                return state
+            time.sleep(POLL)
+
+    def kill_in_sync(self) -> Op:
+        """SIGKILL the in-sync group, followers first: the leader stays the last in-sync
+        replica, so no follower can be elected cleanly and catch up the stale ones."""
+        assert self.plan is not None
+        order = [*self.plan["in_sync"][1:], self.plan["in_sync"][0]]
+        for name in order:
+            self.cluster.node(name).kill()
+            self.killed.append(name)
+        return op("kill", self.name, nodes=order, topic=self.plan["topic"], partition=self.plan["partition"])
+
+    def wait_new_leader(self, timeout: float | None = None) -> str | None:
+        """Until a broker outside the in-sync group leads the partition, or the timeout."""
+        assert self.plan is not None
+        deadline = time.monotonic() + (timeout or self.options.election_timeout)
+        while time.monotonic() < deadline:
+            try:
+                leader = self.state().leader
+            except Exception:  # noqa: BLE001 - metadata may be unavailable for a moment
+                leader = None
+            if leader is not None and leader not in self.plan["in_sync"]:
+                return leader
+            time.sleep(POLL)
+        return None
+
+    def heal(self) -> Op:
+        return op("heal", self.name, **Firewall(self.cluster).heal())
+
+    def restart(self) -> Op:
+        started = []
+        for name in self.killed:
+            node = self.cluster.node(name)
+            if not node.alive():
+                node.start()
+                started.append(name)
+        self.killed = []
+        return op("start", self.name, nodes=started)
+
+    # -- harness verbs ----------------------------------------------------------
+    def start(self, rng: random.Random) -> Op:
+        return self.cut(rng)
+
+    def stop(self) -> Op:
+        """Kill the in-sync group, wait (bounded) for the election, heal, restart."""
+        steps: list[Op] = []
+        elected = None
+        try:
+            if self.plan is not None:
+                shrunk = self.state().isr
+                steps.append(self.kill_in_sync())
+                elected = self.wait_new_leader()
+                steps[-1]["value"].update(isr_before=shrunk, elected=elected)
+        finally:
+            steps.append(self.heal())
+            steps.append(self.restart())
+            plan, self.plan = self.plan, None
+        return op("heal", self.name, steps=steps, elected=elected, unclean=elected is not None,
+                  **({k: plan[k] for k in ("topic", "partition")} if plan else {}))
+
+    def heal_all(self) -> list[Op]:
+        if self.plan is None and not self.killed:
+            healed = self.heal()
+            return [] if healed["value"]["connected"] else [healed]
+        self.plan = None
+        return [self.heal(), self.restart()]
+
+
+register_fault("targeted-isr-shrink",
+               lambda options: TargetedIsrShrink(TargetedLossOptions.model_validate(options)))
