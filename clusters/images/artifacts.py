@@ -12,7 +12,7 @@ IMAGES_DIR = Path(__file__).resolve().parent
 POM = IMAGES_DIR / "jvm-libs" / "pom.xml"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 TOXIPROXY_VERSION = "v2.12.0"
-OSN_REQUIREMENTS = IMAGES_DIR / "osn" / "requirements.txt"
+OSN_REQUIREMENTS = IMAGES_DIR.parent / "orderer" / "requirements.txt"
 
 
 def digest(*parts: bytes | str) -> str:
