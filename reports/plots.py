@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import io
-from itertools import cycle
 
 import matplotlib
 
@@ -15,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.ticker import FuncFormatter  # noqa: E402
 
 from reports.fault_intervals import FaultInterval  # noqa: E402
@@ -25,8 +25,8 @@ FAULT_COLOURS = {
     "partition": "#ffc9c9", "kill": "#d0bfff", "pause": "#a5d8ff",
     "link-fault": "#ffe8cc", "config": "#c3fae8",
 }
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 WIDTH_IN = 11.0
+MAIN_OPS = ("send", "poll", "broadcast", "deliver")
 
 
 def to_data_uri(fig: Figure) -> str:
@@ -36,40 +36,49 @@ def to_data_uri(fig: Figure) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def shade_faults(ax: Axes, faults: list[FaultInterval], end: float) -> None:
+def shade_faults(ax: Axes, faults: list[FaultInterval], end: float, labels: bool = True) -> None:
     """Shade each fault interval and write its label at the top, staggered so labels don't pile up."""
     for row, iv in enumerate(faults[:60]):
         start = iv.start / 1e9
         stop = iv.end / 1e9 if iv.end is not None else end
         colour = FAULT_COLOURS.get(iv.kind, "#dee2e6")
         ax.axvspan(start, max(stop, start + end * 0.002), color=colour, alpha=0.45, lw=0, zorder=0)
-        ax.text(start, 1.0 - 0.07 * (row % 4), " " + iv.label, transform=ax.get_xaxis_transform(),
-                fontsize=7, va="top", ha="left", color="#495057", clip_on=True, zorder=5)
+        if labels:
+            ax.text(start, 1.0 - 0.07 * (row % 4), " " + iv.label, transform=ax.get_xaxis_transform(),
+                    fontsize=7, va="top", ha="left", color="#495057", clip_on=True, zorder=5)
 
 
 def latency_chart(d: HistoryDigest) -> str | None:
-    """Raw latency points by invoke time: colour is the outcome, marker the op type."""
+    """Raw latency points by invoke time, one panel per op type, coloured by outcome."""
     points = [p for sample in d.latency.values() for p in sample.items]
     if not points:
         return None
-    fig, ax = plt.subplots(figsize=(WIDTH_IN, 3.6))
-    shade_faults(ax, d.faults.intervals, d.end_time)
-    markers = dict(zip(sorted({p.f for p in points}), cycle(MARKERS)))
-    for f, marker in markers.items():
-        for outcome, colour in OUTCOME_COLOURS.items():
-            sel = [p for p in points if p.f == f and p.outcome == outcome]
-            if sel:
-                ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=9 if outcome == "ok" else 28,
-                           c=colour, marker=marker, alpha=0.7, linewidths=0, label=f"{f} {outcome}", zorder=3)
-    ax.set_yscale("log")
+    # The main op types get a panel each; the rare ones (assign, final-read, ...) share one.
+    by_f: dict[str, list] = {}
+    for p in points:
+        by_f.setdefault(p.f if p.f in MAIN_OPS else "other ops", []).append(p)
+    kinds = [f for f in MAIN_OPS + ("other ops",) if f in by_f]
+    fig, axes = plt.subplots(len(kinds), 1, figsize=(WIDTH_IN, 0.6 + 1.25 * len(kinds)), sharex=True, squeeze=False)
     plain = FuncFormatter(lambda v, _: f"{v:g}")
-    ax.yaxis.set_major_formatter(plain)
-    ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if str(f"{v:g}")[0] in "25" else ""))
-    ax.set_xlabel("time since start (s)")
-    ax.set_ylabel("latency (ms)")
-    ax.set_xlim(0, max(d.end_time, 1e-3))
-    ax.grid(True, which="major", alpha=0.3)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    for row, (ax, f) in enumerate(zip(axes[:, 0], kinds)):
+        shade_faults(ax, d.faults.intervals, d.end_time, labels=row == 0)
+        for outcome, colour in OUTCOME_COLOURS.items():
+            sel = [p for p in by_f[f] if p.outcome == outcome]
+            if sel:
+                ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=8 if outcome == "ok" else 22,
+                           c=colour, alpha=0.75, linewidths=0, zorder=3)
+        ax.set_yscale("log")
+        ax.yaxis.set_major_formatter(plain)
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+        ax.tick_params(axis="y", labelsize=7)
+        ax.set_ylabel(f"{f}\nms", fontsize=8)
+        ax.grid(True, which="major", alpha=0.3)
+    present = {p.outcome for p in points}
+    handles = [Line2D([], [], ls="", marker="o", color=c, label=o) for o, c in OUTCOME_COLOURS.items() if o in present]
+    axes[0, 0].legend(handles=handles, loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
+    axes[-1, 0].set_xlabel("time since start (s)")
+    axes[-1, 0].set_xlim(0, max(d.end_time, 1e-3))
+    fig.subplots_adjust(hspace=0.08)
     return to_data_uri(fig)
 
 
