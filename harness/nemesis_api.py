@@ -32,7 +32,9 @@ class Nemesis(Protocol):
     def heal_all(self) -> list[Op]:
         """Undo everything this nemesis may have done, whether or not it thinks a fault is
         active; answer the ops it did (possibly none). Safe to call any number of times,
-        and must not depend on the faulted nodes answering."""
+        and must not depend on the faulted nodes answering. The runner calls it right
+        after setup (a reused cluster may carry an earlier run's faults), at the heal
+        phase, and on any early stop."""
 
 
 # factory(options) -> Nemesis; bad options raise ValueError with a one-line message.

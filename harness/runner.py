@@ -32,6 +32,7 @@ log = logging.getLogger("ordeal.runner")
 
 STOP_GRACE = 2.0  # seconds an in-flight op may still take once the run is told to stop
 NEMESIS_GRACE = 30.0  # seconds a fault in progress may take to finish after a stop
+REUSE_HEALTHY_TIMEOUT = 120.0  # seconds a reused cluster gets to show it is healthy
 _POLL = 0.1  # seconds; how often a waiting thread looks at the stop flag
 
 
@@ -146,6 +147,7 @@ class Runner:
         self._signal: int | None = None
         self._booting = False
         self._crash: BaseException | None = None
+        self._healed_once = False
 
     # -- control ----------------------------------------------------------------
     def stop(self, signum: int | None = None) -> None:
@@ -202,8 +204,7 @@ class Runner:
             self.recorder = Recorder(run_dir / HISTORY)
             try:
                 if not self._stop.is_set():
-                    for nem in plan.nemeses.values():
-                        nem.setup(self.cluster)
+                    self._setup_nemeses()
                     self._phase = "run"
                     self._drive()
             finally:
@@ -228,8 +229,6 @@ class Runner:
             self._check(result)
         self._phase = "done"
         return result
-
-    _healed_once = False
 
     def _report_status(self) -> None:
         if self.on_status is not None:
@@ -260,6 +259,11 @@ class Runner:
             raise RunError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
                            "run `make bootstrap` first") from None
         if running is not None and running.variant == variant:
+            try:
+                running.wait_healthy(REUSE_HEALTHY_TIMEOUT)
+            except Exception as exc:  # noqa: BLE001 - a kept cluster that is not healthy: say so
+                raise RunError(f"running cluster {running.run} is not healthy ({exc}); "
+                               "`ordeal cluster down` removes it") from None
             self.cluster = running
             return False
         try:
@@ -358,6 +362,14 @@ class Runner:
                 self._done(NEMESIS)
 
     # -- nemesis ----------------------------------------------------------------
+    def _setup_nemeses(self) -> None:
+        """Bind every nemesis, then let it undo what a crashed earlier run on a reused
+        cluster may have left (recorded, before the first client op)."""
+        for name, nem in self.plan.nemeses.items():
+            nem.setup(self.cluster)
+            for op in nem.heal_all() or []:
+                self._record_nemesis(op, name)
+
     def _fault(self, template: Op) -> None:
         name = template["fault"]
         try:

@@ -15,6 +15,7 @@ from harness.op import OK
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario
+from harness.nemesis_api import register_fault
 from harness.workload import Workload, register_workload
 
 BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,
@@ -213,3 +214,96 @@ def test_two_runs_in_the_same_second_get_their_own_directories(tmp_path):
     _, second = run(tmp_path, duration=0.1)
     assert first.run_dir != second.run_dir
     assert (tmp_path / "store" / "latest").resolve() == second.run_dir.resolve()
+
+
+class LeftoverNemesis:
+    """A fault an earlier, crashed run left active: heal_all has something to undo once."""
+
+    needs_cluster = False
+
+    def __init__(self, options):
+        self.leftover = True
+
+    def setup(self, cluster):
+        pass
+
+    def invoke(self, op):
+        return {"f": "noop", "value": {}}
+
+    def heal_all(self):
+        if not self.leftover:
+            return []
+        self.leftover = False
+        return [{"f": "start", "value": {"nodes": ["kafka2"]}}]
+
+
+register_fault("test-leftover", LeftoverNemesis)
+
+
+def test_faults_left_by_an_earlier_run_are_healed_before_the_first_op(tmp_path):
+    _, result = run(tmp_path, duration=0.2, nemesis={"faults": ["test-leftover"], "interval": 10})
+    first = next(read_history(result.history))
+    assert first["process"] == "nemesis" and first["f"] == "start" and first["fault"] == "test-leftover"
+
+
+class FakeNode:
+    name = "kafka1"
+
+    def save_logs(self, directory):
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "kafka1.log").write_text("log\n")
+
+
+class FakeCluster:
+    def __init__(self, variant, run="fake-1"):
+        self.variant, self.run, self.nodes, self.downs = variant, run, [FakeNode()], []
+
+    def wait_healthy(self, timeout=120.0):
+        pass
+
+    def down(self, logs_dir=None):
+        self.downs.append(logs_dir)
+
+
+@pytest.fixture
+def docker_free(monkeypatch):
+    """clusters.cluster.Cluster with attach/up replaced: what the runner asked for."""
+    from clusters.cluster import Cluster
+
+    seen = {"booted": []}
+
+    def up(variant, *, run_label=None, keep=False, **kwargs):
+        cluster = FakeCluster(variant, run="booted-1")
+        seen["booted"].append((cluster, keep))
+        return cluster
+
+    monkeypatch.setattr(Cluster, "attach", classmethod(lambda cls, variant=None, **kw: seen.get("running")))
+    monkeypatch.setattr(Cluster, "up", classmethod(lambda cls, variant, **kw: up(variant, **kw)))
+    return seen
+
+
+ECHO = {"workloads": [{"name": "test-cluster-echo"}], "variant": "fabric-recommended", "duration": 0.2, "nemesis": {}}
+
+
+def test_a_booted_cluster_is_torn_down_with_its_logs_in_the_run_directory(tmp_path, docker_free):
+    runner, result = run(tmp_path, **ECHO)
+    (cluster, keep), = docker_free["booted"]
+    assert cluster.downs == [result.run_dir / "logs"] and keep is False
+    assert json.loads((result.run_dir / "run.json").read_text())["cluster"] == "booted-1"
+
+
+def test_keep_cluster_leaves_the_booted_cluster_running(tmp_path, docker_free):
+    plan = prepare(parse_scenario(ECHO, "t"), "t")
+    result = Runner(plan, tmp_path / "store", check=False, keep_cluster=True, handle_signals=False).run()
+    (cluster, keep), = docker_free["booted"]
+    assert keep is True and cluster.downs == []
+    assert (result.run_dir / "logs" / "kafka1.log").is_file()
+
+
+def test_a_running_cluster_of_the_same_variant_is_reused_and_left_running(tmp_path, docker_free):
+    from clusters.variant import load_variant
+
+    docker_free["running"] = running = FakeCluster(load_variant("fabric-recommended"), run="kept-1")
+    _, result = run(tmp_path, **ECHO)
+    assert docker_free["booted"] == [] and running.downs == []
+    assert (result.run_dir / "logs" / "kafka1.log").is_file()
