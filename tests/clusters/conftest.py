@@ -11,6 +11,18 @@ TINY = Path(__file__).with_name("tiny.toml")
 
 
 @pytest.fixture(scope="session")
+def fabric(docker_client):
+    """One fabric-recommended cluster (3 zk, 4 kafka, 3 osn) shared by the tests of this folder."""
+    from clusters.cluster import Cluster
+    from clusters.variant import load_variant
+
+    cluster = Cluster.up(load_variant("fabric-recommended"), client=docker_client)
+    yield cluster
+    cluster.down()
+    assert labelled_objects(docker_client, cluster.run) == [], "teardown left objects behind"
+
+
+@pytest.fixture(scope="session")
 def docker_client() -> docker.DockerClient:
     client = docker.from_env(timeout=120)
     client.ping()

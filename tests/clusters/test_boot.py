@@ -15,14 +15,6 @@ from tests.clusters.conftest import labelled_objects
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def fabric(docker_client):
-    cluster = Cluster.up(load_variant("fabric-recommended"), client=docker_client)
-    yield cluster
-    cluster.down()
-    assert labelled_objects(docker_client, cluster.run) == [], "teardown left objects behind"
-
-
 def test_fabric_recommended_boots_three_zookeepers_and_four_brokers_healthy(fabric: Cluster) -> None:
     assert [n.name for n in fabric.zookeepers] == ["zk1", "zk2", "zk3"]
     assert [n.name for n in fabric.brokers] == ["kafka1", "kafka2", "kafka3", "kafka4"]
