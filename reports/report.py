@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reports import history_digest as caps
+from reports import history_digest
 from reports.history_digest import HistoryDigest, TimelineOp, digest_history, focus_of, short
 from reports.junit import write_junit
 from reports.page import render
@@ -163,7 +163,7 @@ def _sections(files: RunFiles) -> list[AnomalySection]:
         columns: list[str] = []
         for ex in examples:
             columns += [k for k in ex if k not in columns]
-        out.append(AnomalySection(a, _role(a, idempotent), columns, examples, a.evidence[: caps.EVIDENCE_SHOWN]))
+        out.append(AnomalySection(a, _role(a, idempotent), columns, examples, a.evidence[: history_digest.EVIDENCE_SHOWN]))
     return out
 
 
@@ -174,8 +174,8 @@ def _timeline(d: HistoryDigest, owned: set[int]) -> tuple[list[TimelineRow], lis
         if op.process not in order:
             order.append(op.process)
     order.sort(key=lambda p: p != "nemesis")
-    lanes = order[: caps.TIMELINE_LANES]
-    if len(order) > caps.TIMELINE_LANES:
+    lanes = order[: history_digest.TIMELINE_LANES]
+    if len(order) > history_digest.TIMELINE_LANES:
         lanes[-1] = "others"
     lane_of = {p: min(i, len(lanes) - 1) for i, p in enumerate(order)}
     rows = [
@@ -208,6 +208,23 @@ def _offset_tables(d: HistoryDigest) -> list[OffsetTable]:
     return tables
 
 
+def _forks(d: HistoryDigest, anomalies: list[Anomaly]) -> list[tuple[str, int, dict[str, str]]]:
+    """Forks seen in the delivered blocks, plus those block-fork examples name that the digest
+    did not see (it stops tracking blocks past its cap)."""
+    found = {(ch, n): hashes for ch, n, hashes in d.forks}
+    for a in anomalies:
+        if a.name != "block-fork":
+            continue
+        for ex in a.examples:
+            held = ex.get("held")
+            number = ex.get("number")
+            if not isinstance(held, list) or not isinstance(number, int):
+                continue
+            hashes = {str(h.get("osn")): str(h.get("hash"))[:16] for h in held if isinstance(h, dict)}
+            found.setdefault((str(ex.get("channel", "?")), number), hashes)
+    return [(ch, n, hashes) for (ch, n), hashes in sorted(found.items())]
+
+
 def build_context(run_dir: Path) -> ReportContext:
     files = load_run(run_dir)
     anomalies = files.anomalies
@@ -228,7 +245,7 @@ def build_context(run_dir: Path) -> ReportContext:
     timeline, lanes = _timeline(d, shown_evidence)
     nodes = cluster_nodes(d.nodes_seen, files.cluster_size)
     topo, topo_faults = topology_chart(nodes, d.faults.intervals)
-    forks = d.forks
+    forks = _forks(d, anomalies)
     return ReportContext(
         files=files,
         digest=d,
@@ -254,17 +271,17 @@ def build_context(run_dir: Path) -> ReportContext:
         forks=forks[:FORK_ROWS],
         fork_osns=sorted({o for _, _, hashes in forks[:FORK_ROWS] for o in hashes}),
         caps={
-            "latency_points": caps.LATENCY_POINTS_CAP,
-            "timeline": caps.TIMELINE_CAP,
-            "lanes": caps.TIMELINE_LANES,
-            "evidence": caps.EVIDENCE_SHOWN,
+            "latency_points": history_digest.LATENCY_POINTS_CAP,
+            "timeline": history_digest.TIMELINE_CAP,
+            "lanes": history_digest.TIMELINE_LANES,
+            "evidence": history_digest.EVIDENCE_SHOWN,
             "examples": EXAMPLES_SHOWN,
-            "offset_rows": caps.OFFSET_ROWS,
-            "offset_partitions": caps.OFFSET_PARTITIONS,
+            "offset_rows": history_digest.OFFSET_ROWS,
+            "offset_partitions": history_digest.OFFSET_PARTITIONS,
             "forks": FORK_ROWS,
             "fork_total": len(forks),
             "topology_panels": MAX_PANELS,
-            "heights": caps.HEIGHT_POINTS_CAP,
+            "heights": history_digest.HEIGHT_POINTS_CAP,
         },
     )
 

@@ -232,3 +232,17 @@ def test_nested_example_fields_are_shown_readably(tmp_path, runs):
     (run / "results.json").write_text(json.dumps(results))
     html = write_report(run).read_text()
     assert "osn=osn1 hash=aaaaaaaaaa…aaaaaa; osn=osn2 hash=ffffffffff…ffffff" in html
+
+
+def test_fork_named_only_by_a_block_fork_example_is_in_the_fork_view(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    held = [{"osn": "osn1", "hash": "12" * 32}, {"osn": "osn3", "hash": "34" * 32}]
+    results["anomalies"] = {"block-fork": {"count": 1, "examples": [{"channel": "ch9", "number": 77, "held": held}],
+                                           "evidence": []}}
+    (run / "results.json").write_text(json.dumps(results))
+    fork = write_report(run).read_text().split("Fork view")[1].split("</table>")[0]
+    assert "<td>ch9</td><td>77</td>" in fork and "3434343434343434" in fork
