@@ -148,6 +148,7 @@ class Runner:
         self._booting = False
         self._crash: BaseException | None = None
         self._healed_once = False
+        self._owned = False  # this run booted the cluster
 
     # -- control ----------------------------------------------------------------
     def stop(self, signum: int | None = None) -> None:
@@ -186,13 +187,12 @@ class Runner:
         write_json(run_dir / RUN_JSON, run_json)
 
         previous = self._install_signal_handlers()
-        owned = False
         try:
             try:
                 self._booting = True
                 self._phase = "boot"
                 self._report_status()
-                owned = self._acquire_cluster()
+                self._acquire_cluster()
             except Interrupted as exc:
                 result.signal = exc.signum
                 return result
@@ -215,7 +215,7 @@ class Runner:
         finally:
             self._phase = "teardown"
             self._report_status()
-            self._release_cluster(owned, result)
+            self._release_cluster(result)
             self._restore_signal_handlers(previous)
         result.counts = dict(self._counts)
         if self._crash is not None:
@@ -245,11 +245,11 @@ class Runner:
             signal.signal(s, handler)
 
     # -- cluster ----------------------------------------------------------------
-    def _acquire_cluster(self) -> bool:
-        """Use the given cluster, or a running one of the same variant, or boot one.
-        True when this run booted it (and so tears it down)."""
+    def _acquire_cluster(self) -> None:
+        """Use the given cluster, or a running one of the same variant, or boot one (which
+        this run then owns, and tears down unless told to keep it)."""
         if not self.plan.needs_cluster or self._given_cluster is not None:
-            return False
+            return
         from clusters.cluster import Cluster, ClusterError
 
         variant = self.plan.variant
@@ -265,19 +265,19 @@ class Runner:
                 raise RunError(f"running cluster {running.run} is not healthy ({exc}); "
                                "`ordeal cluster down` removes it") from None
             self.cluster = running
-            return False
+            return
         try:
             self.cluster = Cluster.up(variant, keep=self.keep_cluster)
+            self._owned = True
         except ClusterError as exc:
             raise RunError(f"cluster did not come up: {exc}") from None
-        return True
 
-    def _release_cluster(self, owned: bool, result: RunResult) -> None:
+    def _release_cluster(self, result: RunResult) -> None:
         cluster, logs = self.cluster, result.run_dir / LOGS
         if cluster is None:
             return
         try:
-            if owned and not self.keep_cluster:
+            if self._owned and not self.keep_cluster:
                 cluster.down(logs_dir=logs)
             else:
                 for node in getattr(cluster, "nodes", []):
