@@ -1,0 +1,293 @@
+"""The kafka-log workload: unique integers sent to T topics x P partitions, read back by
+consumers that record every record they see, then drained by final reads.
+
+Ops (DESIGN.md, "History format, version 1"): send, assign, poll in the main phase,
+one final-read per topic-partition after the heal. The checkers look for lost,
+duplicated and reordered writes in what these ops record, so a client records exactly
+what Kafka answered and answers `fail` only when nothing can have happened.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+import uuid
+from typing import Any, Literal
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusters.health import _QUIET
+from harness.generator import Answer, Context, Seq
+from harness.op import FAIL, INFO, OK, Op
+from harness.workload import Workload, register_workload
+from workloads.kafka_errors import error_code, send_outcome
+from workloads.producer import SharedProducer
+from workloads.topics import TopicSet
+
+
+class KafkaLogOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topics: int = Field(2, ge=1, le=100)
+    partitions: int = Field(3, ge=1, le=100)
+    send_fraction: float = Field(0.5, ge=0, le=1, description="share of ops that are sends; the rest are assign/poll")
+    reassign_probability: float = Field(0.05, ge=0, le=1, description="chance a consumer op is a fresh assign")
+    poll_batch: int = Field(100, ge=1, le=100_000, description="records one poll returns at most")
+    poll_timeout: float = Field(0.2, gt=0, le=10, description="seconds one poll waits for records")
+    send_timeout: float = Field(5.0, gt=0, le=300,
+                                description="seconds until an unacknowledged send is info (message.timeout.ms); "
+                                            "keep it below the scenario's op_timeout")
+    final_read_timeout: float = Field(8.0, gt=0, le=600,
+                                      description="seconds one final read may take; below the scenario's op_timeout")
+    group: str | None = Field(None, min_length=1,
+                              description="consumer group to subscribe with; None = assign mode, explicit offsets")
+    linger_ms: float = Field(2.0, ge=0, le=1000,
+                             description="producer linger.ms: lets concurrent processes' sends share a request")
+
+
+def _record(msg: Message) -> dict[str, Any]:
+    raw = msg.value()
+    try:
+        value: Any = int(raw)
+    except (TypeError, ValueError):  # not ours (or empty): recorded as text, the checkers skip it
+        value = raw.decode(errors="replace") if raw is not None else None
+    return {"topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset(), "value": value}
+
+
+class KafkaLogOps:
+    """The main phase's endless ops. A send goes to a random topic and key; each consumer op
+    belongs to the consumer of the asking worker thread ("c<thread>"), whose first op is an
+    assign. A retired process's successor gets a fresh, unassigned consumer under the same
+    name: its polls fail (nothing read) until the thread's next assign, which the checkers
+    treat as a new start of that consumer."""
+
+    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, rng: random.Random):
+        self.opts, self.topics, self.rng = opts, topics, rng
+        # Generators run under the runner's generator lock: plain counters are unique.
+        self.values = {t: itertools.count() for t in topics.names}
+        self.assigned: set[int | str] = set()
+
+    def op(self, ctx: Context) -> Answer:
+        r, o = self.rng, self.opts
+        # The same draws whatever thread asks, so the op sequence depends only on the seed.
+        pick, topic, partition = r.random(), r.choice(self.topics.names), r.randrange(o.partitions)
+        if pick < o.send_fraction:
+            return {"f": "send", "value": {"topic": topic, "key": f"k{partition}", "value": next(self.values[topic])}}
+        reassign, seek = r.random() < o.reassign_probability, r.choice(("beginning", None))
+        tps = self.topics.partitions_of()
+        chosen = sorted(r.sample(tps, r.randint(1, len(tps))))
+        consumer = f"c{ctx.thread}"
+        if ctx.thread not in self.assigned or reassign:
+            first = ctx.thread not in self.assigned
+            self.assigned.add(ctx.thread)
+            if o.group is not None:
+                return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
+                                                 "seek": "committed"}}
+            return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in chosen],
+                                             "seek": "beginning" if first else seek}}
+        return {"f": "poll", "value": {"consumer": consumer}}
+
+
+class KafkaLogClient:
+    """One process's consumer (made on its first assign), its final reads and its sends through
+    the workload's shared producer (see workloads.producer)."""
+
+    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, cluster: Any = None, process: int | None = None,
+                 producer: SharedProducer | None = None):
+        self.opts, self.topics, self.cluster, self.process = opts, topics, cluster, process
+        self.producer = producer
+        self.consumer: Consumer | None = None
+        self.positions: dict[tuple[str, int], int] = {}  # next offset to record, per assigned partition
+        self._closed = threading.Event()
+        self._shared: dict[str, SharedProducer] = {}  # unopened client: one producer per cluster run
+        self._lock = threading.Lock()
+
+    def open(self, cluster: Any, process: int) -> "KafkaLogClient":
+        self.topics.ensure(cluster)
+        with self._lock:
+            if cluster.run not in self._shared:
+                self._shared[cluster.run] = SharedProducer(self._producer_config(cluster))
+            producer = self._shared[cluster.run]
+        producer.acquire()
+        return KafkaLogClient(self.opts, self.topics, cluster, process, producer)
+
+    def _producer_config(self, cluster: Any) -> dict[str, Any]:
+        p = cluster.variant.producer
+        return {
+            "bootstrap.servers": cluster.bootstrap_servers(),
+            "acks": p.acks, "enable.idempotence": p.enable_idempotence, "retries": p.retries,
+            # librdkafka gives up on a message (_MSG_TIMED_OUT) after message.timeout.ms,
+            # retries included; the op answers info then, before the runner's op timeout.
+            "message.timeout.ms": int(self.opts.send_timeout * 1000),
+            "request.timeout.ms": max(1000, int(self.opts.send_timeout * 1000) // 2),
+            "linger.ms": self.opts.linger_ms,
+        }
+
+    def invoke(self, op: Op) -> Op:
+        f, value = op["f"], op["value"]
+        if f == "send":
+            return self.send(value)
+        if f == "assign":
+            return self.assign(value)
+        if f == "poll":
+            return self.poll(value)
+        if f == "final-read":
+            return self.final_read(value)
+        return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
+
+    # -- send ---------------------------------------------------------------------
+    def send(self, value: dict[str, Any]) -> Op:
+        topic, key, v = value["topic"], value["key"], value["value"]
+        # The key names the partition ("k2" -> 2), so sends cover every partition evenly.
+        partition = int(key[1:])
+        assert self.producer is not None
+        try:
+            # A little past message.timeout.ms: librdkafka reports every message by then.
+            report = self.producer.send(topic, key.encode(), str(v).encode(), partition, self.opts.send_timeout + 1.0)
+        except BufferError:  # the local queue is full: never handed to a broker
+            return {"type": FAIL, "value": value, "error": "queue-full"}
+        except KafkaException as exc:  # refused by the client before sending (unknown partition, size)
+            return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
+        if report is None:
+            return {"type": INFO, "value": value, "error": "no-delivery-report"}
+        err, msg = report
+        if err is None:
+            return {"type": OK, "value": {**value, "partition": msg.partition(), "offset": msg.offset()}}
+        return {"type": send_outcome(err.code(), self.cluster.variant.producer.retries), "value": value,
+                "error": error_code(err.code())}
+
+    # -- consume ------------------------------------------------------------------
+    def _new_consumer(self, group: str) -> Consumer:
+        return Consumer({
+            "bootstrap.servers": self.cluster.bootstrap_servers(),
+            "group.id": group,  # librdkafka requires one; assign mode never joins it
+            "enable.auto.commit": False, "enable.auto.offset.store": False,
+            # After an unclean election truncates the log below a consumer's position it
+            # restarts from the earliest offset: the checkers see that as nonmonotonic-poll.
+            "auto.offset.reset": "earliest",
+        }, logger=_QUIET)
+
+    def assign(self, value: dict[str, Any]) -> Op:
+        if self.opts.group is not None:
+            if self.consumer is None:
+                self.consumer = self._new_consumer(self.opts.group)
+                self.consumer.subscribe(sorted({t for t, _ in value["partitions"]}))
+            return {"type": OK, "value": value}
+        if self.consumer is None:
+            self.consumer = self._new_consumer(f"ordeal-{value['consumer']}")
+        wanted = [(t, p) for t, p in value["partitions"]]
+        # seek "beginning": every partition from its first offset; null: partitions this
+        # consumer already reads keep their position, new ones start at the beginning.
+        keep = {} if value.get("seek") == "beginning" else self.positions
+        self.positions = {tp: keep.get(tp, OFFSET_BEGINNING) for tp in wanted}
+        self._assign_positions()
+        return {"type": OK, "value": value}
+
+    def _assign_positions(self) -> None:
+        assert self.consumer is not None
+        # assign() (unlike seek) also drops records already prefetched for these partitions.
+        self.consumer.assign([TopicPartition(t, p, o) for (t, p), o in self.positions.items()])
+
+    def poll(self, value: dict[str, Any]) -> Op:
+        if self.consumer is None:
+            return {"type": FAIL, "value": value, "error": "unassigned"}
+        try:
+            messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
+        except KafkaException as exc:
+            return self._poll_failed(value, error_code(exc.args[0].code()))
+        errors = [m.error() for m in messages if m.error() is not None]
+        if errors:
+            return self._poll_failed(value, error_code(errors[0].code()))
+        records = [_record(m) for m in messages]
+        if self.opts.group is not None:
+            if records:
+                offsets = {}
+                for rec in records:
+                    offsets[(rec["topic"], rec["partition"])] = rec["offset"] + 1
+                try:
+                    self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
+                                         asynchronous=False)
+                except KafkaException:
+                    pass  # the records were read all the same; they may be delivered again
+        else:
+            for rec in records:
+                self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
+        return {"type": OK, "value": {"consumer": value["consumer"], "records": records}}
+
+    def _poll_failed(self, value: dict[str, Any], error: str) -> Op:
+        """A poll that met an error records nothing, so the consumer goes back to where that
+        poll began: the next poll reads those records again and no offset is skipped. Where
+        it cannot (group mode: the group decides positions) the process is retired."""
+        if self.opts.group is None:
+            try:
+                self._assign_positions()
+                return {"type": FAIL, "value": value, "error": error}
+            except KafkaException:
+                pass
+        return {"type": INFO, "value": value, "error": error}
+
+    # -- final read ---------------------------------------------------------------
+    def final_read(self, value: dict[str, Any]) -> Op:
+        """Every record of the partition from the beginning up to the high watermark, read by a
+        fresh consumer, again until the high watermark stops growing; info "incomplete" if
+        final_read_timeout ends first."""
+        tp = TopicPartition(value["topic"], value["partition"])
+        consumer = self._new_consumer(f"ordeal-final-{self.process}")
+        deadline = time.monotonic() + self.opts.final_read_timeout
+        records: list[dict[str, Any]] = []
+        next_offset, high = 0, None
+        try:
+            consumer.assign([TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING)])
+            while time.monotonic() < deadline and not self._closed.is_set():
+                try:
+                    _, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, min(2.0, deadline - time.monotonic())))
+                except KafkaException:
+                    continue
+                if high is not None and latest == high and next_offset >= high:
+                    break  # read up to a high watermark that did not grow since
+                high = latest
+                while next_offset < high and time.monotonic() < deadline:
+                    for msg in consumer.consume(num_messages=min(1000, high - next_offset), timeout=0.5):
+                        if msg.error() is not None or msg.offset() < next_offset:
+                            continue  # transient errors: the consumer retries on its own
+                        records.append(_record(msg))
+                        next_offset = msg.offset() + 1
+            else:
+                return {"type": INFO, "value": {**value, "records": records, "high_watermark": high},
+                        "error": "incomplete"}
+        finally:
+            consumer.close()
+        return {"type": OK, "value": {**value, "records": records, "high_watermark": high}}
+
+    def close(self) -> None:
+        self._closed.set()
+        if self.producer is not None:
+            self.producer.release()
+            self.producer = None
+        if self.consumer is not None:
+            try:
+                self.consumer.close()
+            except RuntimeError:  # closed already
+                pass
+
+
+def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload:
+    opts = KafkaLogOptions.model_validate(options)
+    # Topic names carry a token of this workload instance: a run on a kept cluster must not
+    # read an earlier run's records (its values would collide with this run's).
+    token = uuid.uuid4().hex[:6]
+    topics = TopicSet([f"t{i}-{token}" for i in range(opts.topics)], opts.partitions)
+
+    def generator(rng: random.Random) -> KafkaLogOps:
+        return KafkaLogOps(opts, topics, rng)
+
+    def final_generator() -> Seq:
+        return Seq({"f": "final-read", "value": {"topic": t, "partition": p}} for t, p in topics.partitions_of())
+
+    return Workload(name="kafka-log", client=KafkaLogClient(opts, topics), generator=generator,
+                    final_generator=final_generator)
+
+
+register_workload("kafka-log", kafka_log_workload)
