@@ -12,10 +12,10 @@ all (and the harness's own noop) on first use.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from harness.discovery import import_failures, import_package_modules
 from harness.op import Op
 
 
@@ -41,7 +41,6 @@ class Nemesis(Protocol):
 FaultFactory = Callable[[dict[str, Any]], Nemesis]
 
 _FAULTS: dict[str, FaultFactory] = {}
-_discovered = False
 
 
 def register_fault(name: str, factory: FaultFactory) -> None:
@@ -49,17 +48,8 @@ def register_fault(name: str, factory: FaultFactory) -> None:
 
 
 def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
     importlib.import_module("harness.noop")
-    try:
-        package = importlib.import_module("nemesis")
-    except ModuleNotFoundError:
-        return
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"nemesis.{info.name}")
+    import_package_modules("nemesis")
 
 
 def fault_names() -> list[str]:

@@ -12,6 +12,7 @@ from pydantic import ValidationError
 
 from harness.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
                                clients, derive_rng, nemesis, once)
+from harness.discovery import import_failures
 from harness.nemesis_api import Nemesis, fault_factory, fault_names
 from harness.scenario import Scenario, ScenarioError, one_line
 from harness.workload import Workload, workload_factory, workload_names
@@ -86,7 +87,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
             factory = workload_factory(spec.name)
         except KeyError:
             raise ScenarioError(f"scenario {source}: workloads.{i}.name: unknown workload {spec.name} "
-                                f"(known: {', '.join(workload_names())})") from None
+                                f"(known: {', '.join(workload_names())}){import_failures('workloads')}") from None
         try:
             workloads[spec.name] = factory(spec.options, variant)
         except ValidationError as exc:
@@ -103,7 +104,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
             factory = fault_factory(name)
         except KeyError:
             raise ScenarioError(f"scenario {source}: nemesis.faults.{i}: unknown fault {name} "
-                                f"(known: {', '.join(fault_names())})") from None
+                                f"(known: {', '.join(fault_names())}){import_failures('nemesis')}") from None
         try:
             nemeses[name] = factory(scenario.nemesis.options.get(name, {}))
         except ValidationError as exc:

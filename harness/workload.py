@@ -7,13 +7,13 @@ noop) on first use, so a scenario can name a workload no one imported explicitly
 from __future__ import annotations
 
 import importlib
-import pkgutil
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from harness.client import Client
+from harness.discovery import import_failures, import_package_modules
 from harness.generator import Generator
 
 
@@ -37,7 +37,6 @@ class Workload:
 WorkloadFactory = Callable[[dict[str, Any], Any], Workload]
 
 _WORKLOADS: dict[str, WorkloadFactory] = {}
-_discovered = False
 
 
 def register_workload(name: str, factory: WorkloadFactory) -> None:
@@ -45,17 +44,8 @@ def register_workload(name: str, factory: WorkloadFactory) -> None:
 
 
 def _discover() -> None:
-    global _discovered
-    if _discovered:
-        return
-    _discovered = True
     importlib.import_module("harness.noop")
-    try:
-        package = importlib.import_module("workloads")
-    except ModuleNotFoundError:
-        return
-    for info in pkgutil.iter_modules(package.__path__):
-        importlib.import_module(f"workloads.{info.name}")
+    import_package_modules("workloads")
 
 
 def workload_names() -> list[str]:
