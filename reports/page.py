@@ -21,6 +21,16 @@ def _secs(x: float | None) -> str:
     return "–" if x is None else f"{x:.2f}s"
 
 
+def _duration(x: float | None) -> str:
+    """A run's length as a person reads it: seconds when short, hours and minutes when long."""
+    if x is None:
+        return "–"
+    if x < 120:
+        return f"{x:.1f}s"
+    minutes = int(x // 60)
+    return f"{minutes // 60}h {minutes % 60:02d}m" if minutes >= 60 else f"{minutes}m {int(x % 60):02d}s"
+
+
 def _cell(x: Any) -> str:
     """An example's field in one readable line: lists joined, dicts as k=v, long hashes cut."""
     if isinstance(x, str):
@@ -41,7 +51,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(ms=_ms, pct=_pct, secs=_secs, cell=_cell)
+    env.filters.update(ms=_ms, pct=_pct, secs=_secs, duration=_duration, cell=_cell)
     return env
 
 

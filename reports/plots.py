@@ -97,6 +97,7 @@ def throughput_chart(d: HistoryDigest, max_bins: int = 400) -> str | None:
             ax.step([b for b in bins], ys, where="post", color=colour, label=outcome, lw=1.3, zorder=3)
     ax.set_xlabel("time since start (s)")
     ax.set_ylabel("completions / s")
+    ax.set_ylim(bottom=0)
     ax.set_xlim(0, max(d.end_time, 1e-3))
     ax.grid(True, alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=7, frameon=False)
