@@ -6,9 +6,10 @@ open and close, they just carry no nodes or cuts.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from itertools import combinations
-from typing import Any
+from typing import Any, Callable
 
 OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal"}
 # A heal ends every network and configuration fault still open (DESIGN.md "Nemeses").
@@ -27,14 +28,24 @@ class FaultInterval:
     components: list[list[str]]
     index: int
     detail: dict[str, Any] = field(default_factory=dict)
+    fault: str | None = None
 
     @property
     def label(self) -> str:
+        """A short description for plot bands and tables: kind, then what it hit."""
         who = ",".join(self.nodes[:4]) + ("…" if len(self.nodes) > 4 else "")
-        if self.kind == "partition" and self.components:
-            who = " | ".join(",".join(c) for c in self.components[:3])
-        elif self.kind == "partition" and self.cut:
-            who = f"{len(self.cut)} links cut"
+        d = self.detail
+        if self.kind == "partition":
+            topology = f"{d['topology']}: " if isinstance(d.get("topology"), str) else ""
+            if self.components:
+                who = topology + " | ".join(",".join(c) for c in self.components[:3])
+            elif self.cut:
+                who = f"{topology}{len(self.cut)} links cut"
+        elif self.kind == "config" and "key" in d:
+            setting = d.get("set", d.get("value"))
+            who = f"{d['key']}={json.dumps(setting) if not isinstance(setting, str) else setting}"
+        elif self.kind == "link-fault" and isinstance(d.get("toxic"), str):
+            who = f"{d['toxic']} {who}"
         return f"{self.kind} {who}".strip()
 
     def cut_edges(self) -> set[frozenset[str]]:
@@ -85,7 +96,12 @@ def describe(op: dict[str, Any]) -> tuple[list[str], list[tuple[str, str]], list
 
 
 class FaultTracker:
-    """Fed nemesis ops in history order; yields closed and still-open fault intervals."""
+    """Fed nemesis ops in history order; collects fault intervals, closed or still open.
+
+    nemesis/ names the fault instance in value["fault"]: a heal or start/resume of that
+    fault closes its own intervals; a heal with {"all": true} (the end of a run) closes
+    every one; ops without a name fall back to the kind and node rules above.
+    """
 
     def __init__(self) -> None:
         self.intervals: list[FaultInterval] = []
@@ -98,27 +114,39 @@ class FaultTracker:
         f = str(op.get("f"))
         raw = op.get("time")
         t = int(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw == raw else 0
+        value = op.get("value") if isinstance(op.get("value"), dict) else {}
+        fault = value.get("fault") or op.get("fault")
+        fault = str(fault) if isinstance(fault, (str, int)) else None
         nodes, cut, components = describe(op)
         self.nodes_seen.update(nodes)
         if f in OPENERS:
-            iv = FaultInterval(
-                kind=f, start=t, end=None, nodes=nodes, cut=cut, components=components,
-                index=int(op.get("index", -1)),
-                detail=op.get("value") if isinstance(op.get("value"), dict) else {},
-            )
             if f == "config":
-                self._close(lambda o: o.kind == "config", t)
+                self._close(lambda o: o.kind == "config" and o.fault == fault, t)
+            iv = FaultInterval(kind=f, start=t, end=None, nodes=nodes, cut=cut, components=components,
+                               index=int(op.get("index", -1)) if isinstance(op.get("index"), int) else -1,
+                               detail=value, fault=fault)
             self._open.append(iv)
             self.intervals.append(iv)
         elif f in ("start", "resume"):
             opener = "kill" if f == "start" else "pause"
-            self._close(lambda o: o.kind == opener and (not nodes or not o.nodes or bool(set(o.nodes) & set(nodes))), t)
-        elif f == "heal":
-            self._close(
-                lambda o: o.kind in HEALED_BY_ANY_HEAL or (bool(nodes) and bool(set(o.nodes) & set(nodes))), t
-            )
 
-    def _close(self, match, t: int) -> None:
+            def undone(o: FaultInterval) -> bool:
+                if o.kind != opener:
+                    return False
+                if nodes and o.nodes:
+                    return bool(set(o.nodes) & set(nodes))
+                return fault is None or o.fault == fault
+
+            self._close(undone, t)
+        elif f == "heal":
+            if value.get("all") is True:
+                self._close(lambda o: True, t)
+            elif fault is not None and any(o.fault == fault for o in self._open):
+                self._close(lambda o: o.fault == fault, t)
+            else:
+                self._close(lambda o: o.kind in HEALED_BY_ANY_HEAL or bool(set(o.nodes) & set(nodes)), t)
+
+    def _close(self, match: Callable[[FaultInterval], bool], t: int) -> None:
         still = []
         for iv in self._open:
             if match(iv):

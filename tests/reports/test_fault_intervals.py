@@ -53,3 +53,31 @@ def test_components_cut_every_link_across_sides_and_none_within():
 def test_explicit_cut_links_are_kept():
     iv = FaultInterval("partition", 0, None, [], [("osn1", "kafka2")], [], 0)
     assert iv.cut_edges() == {frozenset(("osn1", "kafka2"))}
+
+
+def test_heal_of_one_fault_leaves_other_faults_open():
+    part, conf = _track((1, "partition", {"fault": "p", "cut": [["a", "b"]]}),
+                        (2, "config", {"fault": "u", "key": "unclean.leader.election.enable", "set": True}),
+                        (3, "heal", {"fault": "p", "connected": True}))
+    assert part.end == 3 and conf.end is None
+
+
+def test_heal_all_at_the_end_closes_every_fault():
+    ivs = _track((1, "kill", {"fault": "k", "nodes": ["kafka1"]}), (2, "pause", {"fault": "z", "nodes": ["zk1"]}),
+                 (9, "heal", {"all": True, "faults": ["k", "z"]}))
+    assert [iv.end for iv in ivs] == [9, 9]
+
+
+def test_start_without_nodes_closes_kills_of_the_same_fault():
+    a, b = _track((1, "kill", {"fault": "k1", "nodes": ["kafka1"]}), (2, "kill", {"fault": "k2", "nodes": ["osn1"]}),
+                  (3, "start", {"fault": "k2", "nodes": []}))
+    assert a.end is None and b.end == 3
+
+
+def test_labels_name_topology_setting_and_toxic():
+    p, c, link = _track((1, "partition", {"topology": "halves", "components": [["a"], ["b"]]}),
+                        (2, "config", {"key": "unclean.leader.election.enable", "set": True}),
+                        (3, "link-fault", {"toxic": "latency", "nodes": ["kafka1"]}))
+    assert p.label == "partition halves: a | b"
+    assert c.label == "config unclean.leader.election.enable=true"
+    assert link.label == "link-fault latency kafka1"
