@@ -1,11 +1,17 @@
 """Configuration fault: unclean.leader.election.enable switched at run time, on the topics
-and on the cluster-wide dynamic broker default, then read back.
+and on the brokers, then read back.
 
-Kafka facts (DESIGN.md "Nemeses"): in ZooKeeper mode, setting it true on a topic or as the
-dynamic default makes the controller elect an out-of-sync replica for a leaderless
-partition at once, without a restart; setting it back to false only affects later
-elections. The dynamic default is the BROKER resource with an empty name (what
-`kafka-configs --entity-default` alters); a topic's own override wins over it, so both are set.
+Kafka facts (DESIGN.md "Nemeses"): in ZooKeeper mode, setting it true on a topic makes the
+controller elect an out-of-sync replica for a leaderless partition at once, without a
+restart; setting it back to false only affects later elections. A topic's own value wins
+over the brokers'; the brokers' value decides for topics without one (new topics too).
+
+The brokers' value is set per broker (ConfigResource BROKER "<id>", a dynamic per-broker
+config), not as the cluster-wide dynamic default (BROKER with an empty name, what
+`kafka-configs --entity-default` alters): librdkafka refuses a ConfigResource with an empty
+name ("Invalid ConfigResource"). Kafka's docs allow a cluster-wide setting to be updated per
+broker as well; setting it on every live broker has the same effect on the controller,
+whichever broker it is. A broker that is down cannot be altered: the op says which were.
 """
 from __future__ import annotations
 
@@ -23,59 +29,75 @@ from nemesis.fault import Fault, op
 from nemesis.targets import user_partitions
 
 KEY = "unclean.leader.election.enable"
-CLUSTER_DEFAULT = "broker-default"  # how ops name the dynamic broker default
 TIMEOUT = 15.0
+# Sources meaning "set on this very resource", as opposed to inherited.
+OWN_SOURCES = (ConfigSource.DYNAMIC_TOPIC_CONFIG.value, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
 
 
 @dataclass(frozen=True)
 class Setting:
-    """The key on one resource: its value, and whether the resource overrides it itself
-    (a topic config / a dynamic default) or inherits it."""
+    """The key on one resource: its effective value, and whether the resource sets it
+    itself (a topic config, a per-broker dynamic config) or inherits it."""
 
     value: bool | None
     overridden: bool
 
 
-def _resource(name: str) -> ConfigResource:
-    if name == CLUSTER_DEFAULT:
-        return ConfigResource(ResourceType.BROKER, "")
+def resource(name: str) -> ConfigResource:
+    """A broker by node name ("kafka2" -> BROKER "2"), anything else a topic."""
+    if name.startswith("kafka") and name[5:].isdigit():
+        return ConfigResource(ResourceType.BROKER, name[5:])
     return ConfigResource(ResourceType.TOPIC, name)
 
 
-def _bool(text: str | None) -> bool | None:
-    return None if text is None else text.lower() == "true"
+def node_name(res: ConfigResource) -> str:
+    return f"kafka{res.name}" if res.restype == ResourceType.BROKER else res.name
+
+
+def _calls(names: list[str]) -> list[list[str]]:
+    # librdkafka sends a BROKER resource to that broker, and takes one of them per call.
+    brokers = [n for n in names if resource(n).restype == ResourceType.BROKER]
+    topics = [n for n in names if n not in brokers]
+    return [[b] for b in brokers] + ([topics] if topics else [])
 
 
 def read(cluster: Any, names: list[str]) -> dict[str, Setting]:
-    """The key as each resource (topic name or CLUSTER_DEFAULT) reports it now."""
+    """The key as each resource (broker node name or topic) reports it now."""
     admin = admin_client(cluster.bootstrap_servers())
-    futures = admin.describe_configs([_resource(n) for n in names], request_timeout=TIMEOUT)
     found: dict[str, Setting] = {}
-    for res, fut in futures.items():
-        name = CLUSTER_DEFAULT if res.restype == ResourceType.BROKER else res.name
-        entry = fut.result(timeout=TIMEOUT + 1).get(KEY)
-        if entry is None:  # the default resource lists only what is set dynamically
-            found[name] = Setting(None, False)
-        else:
-            own = (ConfigSource.DYNAMIC_TOPIC_CONFIG.value, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG.value)
-            found[name] = Setting(_bool(entry.value), entry.source in own)
+    for call in _calls(names):
+        futures = admin.describe_configs([resource(n) for n in call], request_timeout=TIMEOUT)
+        for res, fut in futures.items():
+            name = node_name(res)
+            entry = fut.result(timeout=TIMEOUT + 1).get(KEY)
+            found[name] = Setting(None, False) if entry is None else \
+                Setting(entry.value.lower() == "true", int(entry.source) in OWN_SOURCES)
     return found
 
 
-def write(cluster: Any, changes: dict[str, bool | None]) -> None:
-    """Set the key on each resource, or (None) delete its override so it inherits again."""
+def write(cluster: Any, changes: dict[str, bool | None]) -> dict[str, str]:
+    """Set the key on each resource, or (None) delete its own value so it inherits again;
+    answers the resources that refused, with the error."""
     admin = admin_client(cluster.bootstrap_servers())
-    resources = []
-    for name, value in changes.items():
-        res = _resource(name)
-        if value is None:
-            res.add_incremental_config(ConfigEntry(KEY, None, incremental_operation=AlterConfigOpType.DELETE))
-        else:
-            res.add_incremental_config(ConfigEntry(KEY, str(value).lower(),
-                                                   incremental_operation=AlterConfigOpType.SET))
-        resources.append(res)
-    for fut in admin.incremental_alter_configs(resources, request_timeout=TIMEOUT).values():
-        fut.result(timeout=TIMEOUT + 1)
+    failed: dict[str, str] = {}
+    for call in _calls(list(changes)):
+        resources = []
+        for name in call:
+            res, value = resource(name), changes[name]
+            if value is None:
+                res.add_incremental_config(ConfigEntry(KEY, None, incremental_operation=AlterConfigOpType.DELETE))
+            else:
+                res.add_incremental_config(ConfigEntry(KEY, str(value).lower(),
+                                                       incremental_operation=AlterConfigOpType.SET))
+            resources.append(res)
+        futures = admin.incremental_alter_configs(resources, request_timeout=TIMEOUT)
+        for res, fut in futures.items():
+            name = node_name(res)
+            try:
+                fut.result(timeout=TIMEOUT + 1)
+            except Exception as exc:  # noqa: BLE001 - recorded per resource
+                failed[name] = f"{exc.__class__.__name__}: {exc}"
+    return failed
 
 
 class UncleanOptions(BaseModel):
@@ -103,14 +125,15 @@ class UncleanToggle(Fault):
         return not self.cluster.variant.kafka.unclean_leader_election_enable
 
     def set(self, value: bool, topics: list[str]) -> Op:
-        names = [CLUSTER_DEFAULT, *topics]
+        brokers = [n.name for n in self.cluster.brokers if n.state == "running"]
+        names = [*brokers, *topics]
         for name, setting in read(self.cluster, names).items():
             self.before.setdefault(name, setting)
-        write(self.cluster, {n: value for n in names})
-        after = read(self.cluster, names)
-        return op("config", self.name, key=KEY, set=value,
-                  read_back={n: after[n].value for n in names},
-                  nodes=[n.name for n in self.cluster.brokers])
+        failed = write(self.cluster, {n: value for n in names})
+        done = [n for n in names if n not in failed]
+        after = read(self.cluster, done)
+        return op("config", self.name, key=KEY, set=value, nodes=[b for b in brokers if b in done],
+                  read_back={n: after[n].value for n in done}, **({"failed": failed} if failed else {}))
 
     def start(self, rng: random.Random) -> Op:
         topics = self.options.topics
@@ -119,11 +142,14 @@ class UncleanToggle(Fault):
         return self.set(self.target_value(), topics)
 
     def restore(self) -> Op:
-        names = sorted(self.before)
-        write(self.cluster, {n: (s.value if s.overridden else None) for n, s in self.before.items()})
-        after = read(self.cluster, names)
-        self.before = {}
-        return op("heal", self.name, key=KEY, restored={n: after[n].value for n in names})
+        """Put back what each resource had before the first start; one that refuses (a
+        broker down) stays to restore at the next heal."""
+        failed = write(self.cluster, {n: (s.value if s.overridden else None) for n, s in self.before.items()})
+        done = sorted(n for n in self.before if n not in failed)
+        after = read(self.cluster, done)
+        self.before = {n: s for n, s in self.before.items() if n in failed}
+        return op("heal", self.name, key=KEY, restored={n: after[n].value for n in done},
+                  **({"failed": failed} if failed else {}))
 
     def stop(self) -> Op:
         return self.restore()

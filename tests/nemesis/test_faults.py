@@ -1,0 +1,184 @@
+"""Fault objects against a fake cluster: registry, process faults and their undo, live
+targets, the targeted sequence's choice of replicas, the mixed schedule. No Docker."""
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+import pytest
+
+from clusters.variant import FAULT_KINDS
+from harness.nemesis_api import fault_factory
+from nemesis import targeted_loss
+from nemesis.fault import Fault, op
+from nemesis.schedule import Mixed, MixedOptions, run_schedule
+from nemesis.targets import PartitionState, TargetSpec, resolve
+
+
+class FakeNode:
+    def __init__(self, name: str, role: str):
+        self.name, self.role, self.state = name, role, "running"
+        self.calls: list[str] = []
+
+    def alive(self) -> bool:
+        return self.state in ("running", "paused")
+
+    def kill(self) -> None:
+        self.calls.append("kill")
+        self.state = "exited"
+
+    def start(self) -> None:
+        self.calls.append("start")
+        self.state = "running"
+
+    def pause(self) -> None:
+        self.calls.append("pause")
+        self.state = "paused"
+
+    def resume(self) -> None:
+        self.calls.append("resume")
+        self.state = "running"
+
+
+class FakeCluster:
+    def __init__(self, brokers: int = 3, osns: int = 0):
+        self.nodes = [FakeNode("zk1", "zookeeper")] + [FakeNode(f"kafka{i}", "kafka") for i in range(1, brokers + 1)] \
+            + [FakeNode(f"osn{i}", "osn") for i in range(1, osns + 1)]
+        self.variant = SimpleNamespace(kafka=SimpleNamespace(min_insync_replicas=2,
+                                                             unclean_leader_election_enable=False))
+
+    def by_role(self, role: str) -> list[FakeNode]:
+        return [n for n in self.nodes if n.role == role]
+
+    @property
+    def brokers(self) -> list[FakeNode]:
+        return self.by_role("kafka")
+
+    def node(self, name: str) -> FakeNode:
+        return next(n for n in self.nodes if n.name == name)
+
+
+def test_every_fault_kind_of_the_variants_is_registered() -> None:
+    for name in FAULT_KINDS:
+        nemesis = fault_factory(name)({})
+        assert callable(nemesis.invoke) and callable(nemesis.heal_all) and nemesis.needs_cluster
+
+
+@pytest.mark.parametrize("name", ["kill-broker", "partition-halves", "link-faults", "unclean-toggle",
+                                  "targeted-isr-shrink", "mixed"])
+def test_unknown_options_are_refused_with_a_value_error(name: str) -> None:
+    with pytest.raises(ValueError):
+        fault_factory(name)({"no_such_option": 1})
+
+
+def test_kill_then_stop_starts_the_same_node() -> None:
+    cluster = FakeCluster()
+    nem = fault_factory("kill-broker")({"seed": 4})
+    nem.setup(cluster)
+    killed = nem.invoke({"f": "start", "fault": "kill-broker"})
+    assert killed["f"] == "kill" and len(killed["value"]["nodes"]) == 1
+    victim = cluster.node(killed["value"]["nodes"][0])
+    assert victim.state == "exited"
+    started = nem.invoke({"f": "stop", "fault": "kill-broker"})
+    assert started == {"f": "start", "value": {"fault": "kill-broker", "nodes": [victim.name]}}
+    assert victim.state == "running"
+
+
+def test_heal_all_resumes_and_starts_every_node_of_the_role_and_is_idempotent() -> None:
+    cluster = FakeCluster()
+    nem = fault_factory("pause-broker")({})
+    nem.setup(cluster)
+    nem.start(nem.rng)
+    cluster.node("kafka3").state = "exited"  # down for some other reason: heal starts it too
+    ops = nem.heal_all()
+    assert ops and ops[0]["f"] == "resume"
+    assert all(n.state == "running" for n in cluster.nodes)
+    assert nem.heal_all() == []
+
+
+def test_random_targets_come_from_the_seed_and_skip_dead_nodes() -> None:
+    cluster = FakeCluster(brokers=4)
+    cluster.node("kafka2").state = "exited"
+    picks = [resolve(cluster, TargetSpec(role="kafka"), random.Random(9))[0] for _ in range(3)]
+    assert picks[0] == picks[1] == picks[2]
+    many = {resolve(cluster, TargetSpec(role="kafka"), random.Random(s))[0][0] for s in range(40)}
+    assert many == {"kafka1", "kafka3", "kafka4"}
+
+
+def test_targeted_sequence_keeps_the_controller_on_the_leaders_side(monkeypatch) -> None:
+    cluster = FakeCluster()
+    state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2", "kafka3"])
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p: ("t", 0))
+    monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p: state)
+    for boss, stale in (("kafka2", ["kafka3"]), ("kafka3", ["kafka2"]), ("kafka1", ["kafka3"])):
+        monkeypatch.setattr(targeted_loss, "controller", lambda c, boss=boss: boss)
+        nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions())
+        nem.setup(cluster)
+        plan = nem.choose(nem.rng)
+        assert plan["stale"] == stale and plan["in_sync"][0] == "kafka1" and len(plan["in_sync"]) == 2
+
+
+def test_targeted_sequence_refuses_a_partition_with_no_follower_to_spare(monkeypatch) -> None:
+    cluster = FakeCluster()
+    state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2"], ["kafka1", "kafka2"])
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p: ("t", 0))
+    monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p: state)
+    monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
+    nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions())
+    nem.setup(cluster)
+    with pytest.raises(RuntimeError, match="no follower"):
+        nem.choose(nem.rng)
+
+
+class Recording(Fault):
+    def __init__(self, name: str, log: list[str]):
+        self.name = name
+        super().__init__()
+        self.log = log
+
+    def start(self, rng: random.Random):
+        self.log.append(f"start {self.name}")
+        return op("kill", self.name)
+
+    def stop(self):
+        self.log.append(f"stop {self.name}")
+        return op("start", self.name)
+
+    def heal_all(self):
+        self.log.append(f"heal {self.name}")
+        return [op("heal", self.name)]
+
+
+def test_schedule_alternates_faults_and_heals_every_one_at_the_end() -> None:
+    log: list[str] = []
+    recorded: list[dict] = []
+    faults = [Recording("a", log), Recording("b", log)]
+    run_schedule(faults, interval=0.01, duration=0.1, seed=1, record=recorded.append)
+    starts = [e for e in log if e.startswith("start")]
+    assert starts and all(log[log.index(s) + 1] == s.replace("start", "stop") for s in starts)
+    assert log[-2:] == ["heal a", "heal b"]
+    assert [r["f"] for r in recorded[-2:]] == ["heal", "heal"]
+
+
+def test_schedule_heals_when_interrupted_mid_fault() -> None:
+    log: list[str] = []
+
+    def interrupt(_: float) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_schedule([Recording("a", log)], interval=0.01, duration=5, seed=1, record=lambda o: None, sleep=interrupt)
+    assert log == ["start a", "stop a", "heal a"]
+
+
+def test_mixed_starts_a_seeded_pick_and_stops_that_one() -> None:
+    cluster = FakeCluster()
+    mixed = Mixed(MixedOptions(faults=["kill-broker", "pause-broker"], seed=2))
+    mixed.setup(cluster)
+    first = mixed.invoke({"f": "start", "fault": "mixed"})
+    assert first["f"] in ("kill", "pause") and first["value"]["fault"] in ("kill-broker", "pause-broker")
+    stopped = mixed.invoke({"f": "stop", "fault": "mixed"})
+    assert stopped["f"] == {"kill": "start", "pause": "resume"}[first["f"]]
+    assert all(n.state == "running" for n in cluster.nodes)
+    with pytest.raises(ValueError, match="itself"):
+        Mixed(MixedOptions(faults=["mixed"]))
