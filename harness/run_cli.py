@@ -16,14 +16,6 @@ The run directory is STORE/<scenario>/<UTC time>/ (STORE/latest points at it): r
 scenario.json, history.jsonl, logs/, results.json, report.html."""
 
 
-def _shown(path: Path) -> str:
-    """A shipped scenario as scenarios/<name>.toml when run from the repository."""
-    try:
-        return str(path.relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
-
-
 def _run(args: argparse.Namespace) -> int:
     from harness.plan import prepare
     from harness.progress import Progress
@@ -31,8 +23,9 @@ def _run(args: argparse.Namespace) -> int:
     from harness.scenario import ScenarioError, load_scenario, scenario_path
 
     try:
-        scenario = load_scenario(args.scenario, {"duration": args.duration, "seed": args.seed})
-        plan = prepare(scenario, _shown(scenario_path(args.scenario)))
+        scenario = load_scenario(args.scenario, {"duration": args.duration, "seed": args.seed,
+                                                  "variant": args.variant})
+        plan = prepare(scenario, str(scenario_path(args.scenario)))
     except ScenarioError as exc:
         raise UsageError(str(exc)) from None
     progress = Progress() if not args.quiet else None
@@ -71,6 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("scenario", metavar="SCENARIO", help="a scenario TOML file, or the name of one under scenarios/")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="override the main phase's duration")
     p.add_argument("--seed", type=int, help="override the scenario's seed (recorded in run.json)")
+    p.add_argument("--variant", metavar="NAME", help="run on this variant (name or TOML path) instead of the scenario's")
     p.add_argument("--store", type=Path, default=Path("store"), metavar="DIR", help="where runs go (default ./store)")
     p.add_argument("--keep-cluster", action="store_true", help="leave the cluster running for the next run")
     p.add_argument("--no-check", action="store_true", help="record the history only; skip checkers and report")

@@ -75,7 +75,11 @@ def scenario_path(name_or_path: str) -> Path:
     path = Path(name_or_path)
     if path.suffix == ".toml" or path.exists():
         return path
-    return SCENARIOS_DIR / f"{name_or_path}.toml"
+    shipped = SCENARIOS_DIR / f"{name_or_path}.toml"
+    try:  # shown as scenarios/<name>.toml when run from the repository
+        return shipped.relative_to(Path.cwd())
+    except ValueError:
+        return shipped
 
 
 def parse_scenario(data: dict[str, Any], source: str, overrides: dict[str, Any] | None = None) -> Scenario:
