@@ -1,0 +1,204 @@
+"""The ordering workload: unique tx ids broadcast to random OSNs on every channel, Deliver
+followers reading each OSN's chain, and after the heal one Deliver of every block of every
+channel from every OSN (DESIGN.md: lost-tx, duplicate-tx, block-fork, broken-chain).
+
+Broadcast answers are classified by what they say about the envelope: SUCCESS is an
+acknowledged write; BAD_REQUEST / NOT_FOUND / FORBIDDEN and a SERVICE_UNAVAILABLE that
+never reached Kafka are refusals (fail); a SERVICE_UNAVAILABLE marked maybe-appended, an
+unknown status, or no answer at all may still be ordered (info). Deliver is a read, so a
+Deliver that failed changed nothing and is `fail`.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+import uuid
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
+from harness.generator import Answer, Context, Seq
+from harness.op import FAIL, INFO, OK, Op
+from harness.workload import Workload, register_workload
+
+REFUSED = frozenset({"BAD_REQUEST", "NOT_FOUND", "FORBIDDEN"})  # checked before anything reaches Kafka
+
+
+class OrderingOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    channels: list[str] | None = Field(None, min_length=1, description="None = every channel of the variant")
+    broadcast_fraction: float = Field(0.7, ge=0, le=1, description="share of ops that are broadcasts; the rest deliver")
+    broadcast_timeout: float = Field(5.0, gt=0, le=300, description="seconds one Broadcast may take")
+    deliver_timeout: float = Field(5.0, gt=0, le=300, description="seconds one Deliver may take")
+    final_deliver_timeout: float = Field(8.0, gt=0, le=600,
+                                         description="seconds a final Deliver may keep reading; below op_timeout")
+    settle: float = Field(1.0, gt=0, le=60,
+                          description="seconds a final Deliver waits for new blocks before it calls the chain complete; "
+                                      "above the variant's batch timeout")
+
+
+def _status_code(status: str) -> str:
+    return status.lower().replace("_", "-")
+
+
+class DeliverCursors:
+    """Where the Deliver followers are: the next block number to ask each OSN for, per channel.
+    Clients advance it from what they read and the generator starts each deliver there
+    (less one block, so consecutive reads overlap and the hash chain is checkable across them)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._next: dict[tuple[str, str], int] = {}
+
+    def start(self, channel: str, osn: str) -> int:
+        with self._lock:
+            return max(0, self._next.get((channel, osn), 0) - 1)
+
+    def advance(self, channel: str, osn: str, blocks: list[dict]) -> None:
+        if blocks:
+            with self._lock:
+                key = (channel, osn)
+                self._next[key] = max(self._next.get(key, 0), blocks[-1]["number"] + 1)
+
+
+class OrderingOps:
+    """The main phase's endless ops: a broadcast of the next tx id to a random OSN and channel,
+    or a deliver from where that OSN's follower is."""
+
+    def __init__(self, opts: OrderingOptions, channels: list[str], osns: list[str], token: str,
+                 cursors: DeliverCursors, rng: random.Random):
+        self.opts, self.channels, self.osns, self.rng, self.cursors = opts, channels, osns, rng, cursors
+        self.token = token
+        self.tx = itertools.count()  # runs under the runner's generator lock: ids are unique
+
+    def op(self, ctx: Context) -> Answer:
+        r = self.rng
+        pick, channel, osn = r.random(), r.choice(self.channels), r.choice(self.osns)
+        if pick < self.opts.broadcast_fraction:
+            return {"f": "broadcast", "value": {"channel": channel, "osn": osn, "tx": f"tx-{self.token}-{next(self.tx)}"}}
+        return {"f": "deliver", "value": {"channel": channel, "osn": osn, "from": self.cursors.start(channel, osn)}}
+
+
+class OrderingClient:
+    """One process's gRPC channels to the OSNs."""
+
+    def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, addresses: dict[str, str] | None = None):
+        self.opts, self.cursors, self.addresses = opts, cursors, addresses or {}
+        self.osn: OsnClient | None = None
+        self._closed = threading.Event()
+
+    def open(self, cluster: Any, process: int) -> "OrderingClient":
+        client = OrderingClient(self.opts, self.cursors, cluster.osn_addresses())
+        client.osn = OsnClient(creator="client")
+        return client
+
+    def invoke(self, op: Op) -> Op:
+        f, value = op["f"], op["value"]
+        if value.get("osn") not in self.addresses:
+            return {"type": FAIL, "value": value, "error": "unknown-osn"}
+        if f == "broadcast":
+            return self.broadcast(value)
+        if f == "deliver":
+            return self.final_deliver(value) if value.get("final") else self.deliver(value)
+        return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
+
+    def broadcast(self, value: dict[str, Any]) -> Op:
+        assert self.osn is not None
+        try:
+            status = self.osn.broadcast(self.addresses[value["osn"]], value["channel"], value["tx"],
+                                        timeout=self.opts.broadcast_timeout)
+        except OsnUnreachable as exc:  # the envelope may have reached Kafka before the answer was lost
+            return {"type": INFO, "value": value, "error": _status_code(exc.code)}
+        if status == "SUCCESS":
+            return {"type": OK, "value": {**value, "status": "SUCCESS"}}
+        definite = status in REFUSED or (status == "SERVICE_UNAVAILABLE" and not status.indeterminate)
+        return {"type": FAIL if definite else INFO, "value": value, "error": _status_code(status)}
+
+    def _read(self, value: dict[str, Any], start: int, timeout: float) -> list[dict]:
+        assert self.osn is not None
+        # stop=None: up to the OSN's height now, without waiting for blocks not yet cut.
+        blocks = self.osn.deliver(self.addresses[value["osn"]], value["channel"], start, None, timeout=timeout)
+        self.cursors.advance(value["channel"], value["osn"], blocks)
+        return blocks
+
+    def deliver(self, value: dict[str, Any]) -> Op:
+        try:
+            blocks = self._read(value, value["from"], self.opts.deliver_timeout)
+        except (OsnUnreachable, DeliverFailed) as exc:
+            return {"type": FAIL, "value": value, "error": _deliver_error(exc)}
+        return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks}}
+
+    def final_deliver(self, value: dict[str, Any]) -> Op:
+        """Every block from `from`, read again until no new block was cut for `settle`
+        seconds (the batch timer may still cut after the heal); info "incomplete" when
+        final_deliver_timeout ends first, with the blocks read so far."""
+        o = self.opts
+        deadline = time.monotonic() + o.final_deliver_timeout
+        blocks: list[dict] = []
+        quiet_since: float | None = None
+        error = "incomplete"
+        while time.monotonic() < deadline and not self._closed.is_set():
+            # From the last block read, not past it: a start beyond the OSN's newest block is a
+            # BAD_REQUEST when Deliver does not wait (FAIL_IF_NOT_READY).
+            start = blocks[-1]["number"] if blocks else value["from"]
+            try:
+                read = self._read(value, start, max(0.5, min(o.deliver_timeout, deadline - time.monotonic())))
+            except (OsnUnreachable, DeliverFailed) as exc:
+                error = _deliver_error(exc)
+                time.sleep(0.2)
+                continue
+            new = [b for b in read if not blocks or b["number"] > blocks[-1]["number"]]
+            blocks.extend(new)
+            now = time.monotonic()
+            if new or quiet_since is None:
+                quiet_since = now
+            elif now - quiet_since >= o.settle:
+                return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks}}
+            time.sleep(min(0.25, o.settle / 4))
+        if not blocks:
+            return {"type": FAIL, "value": value, "error": error}
+        return {"type": INFO, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks},
+                "error": error}
+
+    def close(self) -> None:
+        self._closed.set()
+        if self.osn is not None:
+            self.osn.close()
+
+
+def _deliver_error(exc: Exception) -> str:
+    return _status_code(exc.status if isinstance(exc, DeliverFailed) else getattr(exc, "code", "error"))
+
+
+def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
+    opts = OrderingOptions.model_validate(options)
+    if variant is None:
+        raise ValueError("ordering needs a variant with OSNs (its channels and OSN names)")
+    if variant.cluster.osns < 1:
+        raise ValueError(f"ordering needs OSNs; variant {variant.name} has none")
+    channels = opts.channels or list(variant.orderer.channels)
+    unknown = sorted(set(channels) - set(variant.orderer.channels))
+    if unknown:
+        raise ValueError(f"channels {', '.join(unknown)} are not channels of variant {variant.name}")
+    osns = [f"osn{i}" for i in range(1, variant.cluster.osns + 1)]
+    # A token per workload instance keeps tx ids unique on a kept cluster whose chains
+    # already hold an earlier run's txs.
+    token = uuid.uuid4().hex[:6]
+    cursors = DeliverCursors()
+
+    def generator(rng: random.Random) -> OrderingOps:
+        return OrderingOps(opts, channels, osns, token, cursors, rng)
+
+    def final_generator() -> Seq:
+        return Seq({"f": "deliver", "value": {"channel": c, "osn": o, "from": 0, "final": True}}
+                   for c in channels for o in osns)
+
+    return Workload(name="ordering", client=OrderingClient(opts, cursors), generator=generator,
+                    final_generator=final_generator)
+
+
+register_workload("ordering", ordering_workload)
