@@ -129,16 +129,27 @@ def _settings(files: RunFiles) -> list[tuple[str, list[tuple[str, str]]]]:
     return groups
 
 
+# The settings that decide durability and ordering, as variant files spell them.
+KEY_SETTINGS = ("acks", "enable_idempotence", "replication_factor", "min_insync_replicas",
+                "unclean_leader_election_enable")
+
+
 def _key_settings(files: RunFiles) -> list[str]:
-    """The settings that decide durability and ordering, for the banner line."""
+    """Cluster shape and the durability settings, for the banner line."""
     out = []
     size = files.cluster_size
     if size:
         out.append(" ".join(f"{n} {k}" for k, n in size.items()))
+    found = {}
     for group in ("producer", "kafka"):
         section = files.variant.get(group)
         if isinstance(section, dict):
-            out += [f"{k}={v if isinstance(v, str) else json.dumps(v)}" for k, v in list(section.items())[:5]]
+            for k, v in section.items():
+                found.setdefault(str(k).replace(".", "_"), (k, v))
+    for key in KEY_SETTINGS:
+        if key in found:
+            k, v = found[key]
+            out.append(f"{k}={v if isinstance(v, str) else json.dumps(v)}")
     return out
 
 

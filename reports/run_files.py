@@ -153,6 +153,24 @@ class RunFiles:
         return sorted(found, key=lambda a: (order.get(a.name, len(order)), a.name))
 
     @property
+    def expectation(self) -> str | None:
+        """What the variant states for this scenario ("valid", "invalid-possible"), if it says."""
+        expect = self.variant.get("expect")
+        if not isinstance(expect, dict):
+            return None
+        stated = expect.get(self.scenario_name)
+        return str(stated) if stated is not None else None
+
+    @property
+    def as_expected(self) -> bool | None:
+        """Whether the verdict is one the variant allows under this scenario; None when either is unknown."""
+        if self.expectation is None or self.verdict == "unknown":
+            return None
+        if self.expectation == "valid":
+            return self.verdict == "valid"
+        return True  # "invalid-possible": either verdict is allowed
+
+    @property
     def idempotent(self) -> bool:
         """Whether duplicates fail the verdict: results.json's say, else the variant's producer."""
         if isinstance(self.results.get("idempotent"), bool):

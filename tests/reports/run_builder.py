@@ -19,7 +19,7 @@ RUN_JSON = {
         "cluster": {"brokers": 4, "zookeepers": 3, "osns": 3},
         "kafka": {"replication.factor": 3, "min.insync.replicas": 2, "unclean.leader.election.enable": True},
         "producer": {"acks": "all", "enable_idempotence": False},
-        "expect": {"lost-write": "possible"},
+        "expect": {"partition-halves": "invalid-possible", "kill-broker": "invalid-possible"},
     },
     "seed": 42,
     "started": "2026-11-21T19:00:00Z",
@@ -144,6 +144,8 @@ def clean_run(path: Path) -> Path:
                "checkers": {"kafka": {"valid": True}, "ordering": {"valid": True}}, "anomalies": {}, "stats": {}}
     run = json.loads(json.dumps(RUN_JSON))
     run["variant"]["name"] = "fabric-recommended"
+    run["variant"]["expect"] = {"partition-halves": "valid"}
+    run["variant"]["kafka"]["unclean.leader.election.enable"] = False
     return write_run(path, h.ops, run, results)
 
 

@@ -246,3 +246,23 @@ def test_fork_named_only_by_a_block_fork_example_is_in_the_fork_view(tmp_path, r
     (run / "results.json").write_text(json.dumps(results))
     fork = write_report(run).read_text().split("Fork view")[1].split("</table>")[0]
     assert "<td>ch9</td><td>77</td>" in fork and "3434343434343434" in fork
+
+
+def test_verdict_against_a_variant_promise_of_valid_is_flagged_unexpected(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["anomalous"], tmp_path / "run")
+    meta = json.loads((run / "run.json").read_text())
+    meta["variant"]["expect"] = {"partition-halves": "valid"}
+    (run / "run.json").write_text(json.dumps(meta))
+    assert "UNEXPECTED: variant unclean-election promises valid under partition-halves" in write_report(run).read_text()
+
+
+def test_invalid_verdict_allowed_by_the_variant_says_as_expected(reports):
+    assert "As the variant expects under partition-halves: invalid-possible" in reports["anomalous"]
+
+
+def test_banner_names_the_durability_settings(reports):
+    banner = reports["anomalous"].split('id="verdict"')[1].split("</section>")[0]
+    assert "acks=all" in banner and "unclean.leader.election.enable=true" in banner
