@@ -7,9 +7,13 @@ that run scenarios as tests.
   summary and the report path;
 - options --variant (run every scenario on this variant), --duration (override the main
   phase), --keep-store (keep runs in ./store instead of the test's tmp dir).
+
+During a run SIGINT and SIGTERM stop it the harness's way (heal, flush, tear down); then
+SIGINT ends the session as ^C does and SIGTERM exits pytest with 128 + 15.
 """
 from __future__ import annotations
 
+import signal
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -106,7 +110,12 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
         except ScenarioError as exc:
             pytest.fail(str(exc), pytrace=False)
         live = cluster_pool.get(plan.variant) if plan.needs_cluster else None
-        result = Runner(plan, store_dir, cluster=live, check=check, handle_signals=False).run()
+        result = Runner(plan, store_dir, cluster=live, check=check).run()
+        if result.signal == signal.SIGINT:  # healed and flushed; now stop the session as ^C does
+            raise KeyboardInterrupt
+        if result.signal:
+            pytest.exit(f"{plan.scenario.name}: stopped by signal {result.signal}; faults healed, "
+                        f"history in {result.history}", returncode=128 + result.signal)
         if result.valid is False or result.valid == "unknown":
             pytest.fail(f"{plan.scenario.name}: valid {str(result.valid).lower()}: {result.anomaly_summary()}; "
                         f"report: {result.report or result.run_dir}", pytrace=False)

@@ -207,6 +207,9 @@ class Runner:
                     self._setup_nemeses()
                     self._phase = "run"
                     self._drive()
+            except BaseException:  # KeyboardInterrupt from an embedding program, or a bug
+                self._stop.set()  # workers take no new op while the faults are healed
+                raise
             finally:
                 self._phase = "heal"
                 if self._active or self._stop.is_set() or self._crash or not self._healed_once:

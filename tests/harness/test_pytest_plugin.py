@@ -2,6 +2,12 @@
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
+import time
+
+from harness.history import read_history
 
 pytest_plugins = ["pytester"]
 
@@ -84,3 +90,21 @@ def test_the_chaos_marker_is_registered(pytester):
             pass
     """)
     pytester.runpytest("--strict-markers", "-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_sigterm_during_a_scenario_heals_and_exits_pytest_with_143(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "test_long.py").write_text(
+        "def test_long(run_scenario):\n"
+        "    run_scenario('noop', check=False, duration=60)\n")
+    child = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--keep-store",
+                              str(tmp_path / "test_long.py")], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not list(tmp_path.glob("store/noop/*/history.jsonl")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    child.send_signal(signal.SIGTERM)
+    out, _ = child.communicate(timeout=60)
+    assert child.returncode == 143, out
+    history = list(read_history(next(tmp_path.glob("store/noop/*/history.jsonl"))))
+    assert history[-1]["process"] == "nemesis" and history[-1]["f"] == "heal"
