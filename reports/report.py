@@ -33,6 +33,15 @@ QUESTIONS = (
 
 
 @dataclass
+class Tile:
+    """One headline question ("lost?") with its count; fails says whether that count fails the verdict."""
+
+    name: str
+    count: int | None
+    fails: bool
+
+
+@dataclass
 class AnomalySection:
     anomaly: Anomaly
     role: str  # "fails", "allowed", "informational", "unknown"
@@ -77,7 +86,7 @@ class ReportContext:
     verdict: str
     headline: str
     key_settings: list[str]
-    tiles: list[tuple[str, int | None]]
+    tiles: list[Tile]
     sections: list[AnomalySection]
     settings: list[tuple[str, list[tuple[str, str]]]]
     charts: dict[str, str | None]
@@ -153,17 +162,19 @@ def _key_settings(files: RunFiles) -> list[str]:
     return out
 
 
-def _headline(verdict: str, tiles: list[tuple[str, int | None]], files: RunFiles) -> str:
+def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
     if not files.results:
         return "Not checked: results.json is missing, so no verdict was reached."
-    found = [f"{name} ({n})" for name, n in tiles if n]
+    bad = [f"{t.name} ({t.count})" for t in tiles if t.count and t.fails]
+    allowed = [f"{t.name} ({t.count})" for t in tiles if t.count and not t.fails]
+    tail = f"; allowed by this configuration: {', '.join(allowed)}" if allowed else ""
     if verdict == "valid":
-        return "No lost, reordered or forked data under these faults." if not found else (
-            "Valid, though the checkers reported: " + ", ".join(found) + ".")
+        return ("No lost, reordered or forked data under these faults" + tail + ".") if not bad else (
+            "Valid, though the checkers reported: " + ", ".join(bad) + tail + ".")
     if verdict == "invalid":
-        return ("Data went wrong under these faults: " + ", ".join(found) + ".") if found else (
-            "The checkers judged this run invalid.")
-    return "The checkers could not decide" + (": " + ", ".join(found) if found else "") + "."
+        return ("Data went wrong under these faults: " + ", ".join(bad) + tail + ".") if bad else (
+            "The checkers judged this run invalid" + tail + ".")
+    return "The checkers could not decide" + (": " + ", ".join(bad) if bad else "") + tail + "."
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
@@ -243,8 +254,12 @@ def build_context(run_dir: Path) -> ReportContext:
     shown_evidence = {i for s in sections for i in s.evidence}
     d = digest_history(files.history, shown_evidence, focus_of([e for a in anomalies for e in a.examples]))
     counts = {a.name: a.count for a in anomalies}
+    failing = {s.anomaly.name for s in sections if s.role == "fails"}
     # Without results.json nothing was checked: the tiles say "–", not a reassuring 0.
-    tiles = [(name, sum(counts.get(n, 0) for n in names) if files.results else None) for name, names in QUESTIONS]
+    tiles = [
+        Tile(name, sum(counts.get(n, 0) for n in names) if files.results else None, bool(failing & set(names)))
+        for name, names in QUESTIONS
+    ]
     verdict = files.verdict
     in_timeline = {op.invoke for op in d.timeline} | {op.completion for op in d.timeline if op.completion is not None}
     evidence = [

@@ -266,3 +266,9 @@ def test_invalid_verdict_allowed_by_the_variant_says_as_expected(reports):
 def test_banner_names_the_durability_settings(reports):
     banner = reports["anomalous"].split('id="verdict"')[1].split("</section>")[0]
     assert "acks=all" in banner and "unclean.leader.election.enable=true" in banner
+
+
+def test_allowed_duplicates_are_not_counted_as_data_going_wrong(reports):
+    html = reports["anomalous"]
+    assert '<div class="tile allowed"><div class="n">2</div><div class="k">duplicated (allowed)' in html
+    assert "allowed by this configuration: duplicated (2)" in html
