@@ -221,10 +221,16 @@ class Runner:
             self._release_cluster(result)
             self._restore_signal_handlers(previous)
         result.counts = dict(self._counts)
-        if self._crash is not None:
-            raise self._crash
         if self._signal is not None or self._stop.is_set():
             result.signal = self._signal or signal.SIGTERM
+        # How the run ended, for reports: an interrupted history is complete only up to the stop.
+        run_json.update(finished=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
+                        completions=result.counts, signal=result.signal,
+                        crashed=f"{self._crash.__class__.__name__}: {self._crash}" if self._crash else None)
+        write_json(run_dir / RUN_JSON, run_json)
+        if self._crash is not None:
+            raise self._crash
+        if result.signal:
             return result
         if self.check:
             self._phase = "check"
