@@ -1,0 +1,103 @@
+"""The workloads' ops, options and final reads as plain data: no cluster needed."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from pydantic import ValidationError
+
+from clusters.variant import load_variant
+from harness.generator import Context
+from harness.workload import workload_factory
+
+VARIANT = load_variant("fabric-recommended")
+
+
+def ops(gen, n, threads=(0,)):
+    return [gen.op(Context(0, threads[i % len(threads)])) for i in range(n)]
+
+
+def drain(gen):
+    out = []
+    while (op := gen.op(Context(0, 0))) is not None:
+        out.append(op)
+    return out
+
+
+def test_both_workloads_are_registered():
+    assert workload_factory("kafka-log") and workload_factory("ordering")
+
+
+def test_kafka_log_sends_unique_values_per_topic_with_a_key_naming_a_partition():
+    w = workload_factory("kafka-log")({"send_fraction": 1.0}, VARIANT)
+    sends = ops(w.generator(random.Random(1)), 600, threads=(0, 1, 2))
+    assert {op["f"] for op in sends} == {"send"}
+    values = Counter((op["value"]["topic"], op["value"]["value"]) for op in sends)
+    assert max(values.values()) == 1
+    assert len({op["value"]["topic"] for op in sends}) == 2
+    assert {op["value"]["key"] for op in sends} == {"k0", "k1", "k2"}
+    assert set(sends[0]["value"]) == {"topic", "key", "value"}
+
+
+def test_each_consumer_starts_with_an_assign_from_the_beginning_then_polls():
+    w = workload_factory("kafka-log")({"send_fraction": 0.0, "reassign_probability": 0.0}, VARIANT)
+    gen = w.generator(random.Random(2))
+    first = {t: gen.op(Context(0, t)) for t in (0, 1)}
+    for t, op in first.items():
+        assert op["f"] == "assign" and op["value"]["consumer"] == f"c{t}" and op["value"]["seek"] == "beginning"
+        assert op["value"]["partitions"] and all(len(tp) == 2 for tp in op["value"]["partitions"])
+    assert ops(gen, 5, threads=(1,)) == [{"f": "poll", "value": {"consumer": "c1"}}] * 5
+
+
+def test_the_same_seed_gives_the_same_ops():
+    w = workload_factory("kafka-log")({}, VARIANT)
+    assert ops(w.generator(random.Random(3)), 200) == ops(w.generator(random.Random(3)), 200)
+
+
+def test_kafka_log_final_reads_cover_every_topic_partition_once():
+    w = workload_factory("kafka-log")({"topics": 3, "partitions": 4}, VARIANT)
+    finals = drain(w.final_generator())
+    assert {op["f"] for op in finals} == {"final-read"}
+    assert len({(op["value"]["topic"], op["value"]["partition"]) for op in finals}) == len(finals) == 12
+
+
+def test_two_workload_instances_never_share_topics():
+    # A run on a kept cluster must not read an earlier run's records.
+    a, b = (drain(workload_factory("kafka-log")({}, VARIANT).final_generator()) for _ in range(2))
+    assert not {op["value"]["topic"] for op in a} & {op["value"]["topic"] for op in b}
+
+
+@pytest.mark.parametrize("options", [{"topics": 0}, {"partitions": -1}, {"send_fraction": 2},
+                                     {"bogus": 1}, {"group": ""}])
+def test_bad_kafka_log_options_are_refused(options):
+    with pytest.raises(ValidationError):
+        workload_factory("kafka-log")(options, VARIANT)
+
+
+def test_ordering_broadcasts_unique_tx_ids_to_every_channel_and_osn():
+    w = workload_factory("ordering")({"broadcast_fraction": 1.0}, VARIANT)
+    casts = ops(w.generator(random.Random(4)), 300)
+    assert {op["f"] for op in casts} == {"broadcast"}
+    assert len({op["value"]["tx"] for op in casts}) == 300
+    assert {op["value"]["channel"] for op in casts} == {"ch0", "ch1"}
+    assert {op["value"]["osn"] for op in casts} == {"osn1", "osn2", "osn3"}
+
+
+def test_ordering_delivers_start_at_block_zero_before_anything_was_read():
+    w = workload_factory("ordering")({"broadcast_fraction": 0.0}, VARIANT)
+    assert all(op["f"] == "deliver" and op["value"]["from"] == 0 for op in ops(w.generator(random.Random(5)), 20))
+
+
+def test_ordering_final_reads_deliver_every_channel_from_every_osn_from_block_zero():
+    finals = drain(workload_factory("ordering")({}, VARIANT).final_generator())
+    assert {(op["value"]["channel"], op["value"]["osn"]) for op in finals} == {
+        (c, o) for c in ("ch0", "ch1") for o in ("osn1", "osn2", "osn3")}
+    assert all(op["f"] == "deliver" and op["value"]["from"] == 0 for op in finals)
+
+
+def test_ordering_refuses_channels_the_variant_does_not_have():
+    with pytest.raises(ValueError, match="ch9"):
+        workload_factory("ordering")({"channels": ["ch0", "ch9"]}, VARIANT)
+    with pytest.raises(ValueError):
+        workload_factory("ordering")({}, None)

@@ -1,0 +1,158 @@
+"""kafka-log and ordering against a real fabric-recommended cluster, no faults: what is
+acknowledged is polled, read back by the final reads, and ordered identically by every OSN."""
+from __future__ import annotations
+
+import random
+import time
+from collections import defaultdict
+
+import pytest
+
+from harness.generator import Context
+from harness.op import FAIL, INFO, OK
+
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from clusters.cluster import Cluster
+    from clusters.variant import load_variant
+
+    booted = Cluster.up(load_variant("fabric-recommended"))
+    try:
+        yield booted
+    finally:
+        booted.down()
+
+
+@pytest.fixture(scope="module")
+def kafka_log(cluster):
+    from harness.workload import workload_factory
+
+    return workload_factory("kafka-log")({"poll_timeout": 0.5}, cluster.variant)
+
+
+def invoke(client, f, value, process=0):
+    return client.invoke({"process": process, "type": "invoke", "f": f, "value": value})
+
+
+@pytest.fixture(scope="module")
+def acknowledged(cluster, kafka_log):
+    """60 sends from the workload's own generator, through one opened client."""
+    gen = kafka_log.generator(random.Random(7))
+    client = kafka_log.client.open(cluster, 0)
+    answers = []
+    try:
+        while len(answers) < 60:
+            op = gen.op(Context(0, 0))
+            if op["f"] == "send":
+                answers.append((op["value"], invoke(client, "send", op["value"])))
+    finally:
+        client.close()
+    return answers
+
+
+def test_sends_are_acknowledged_with_the_partition_their_key_names_and_consecutive_offsets(acknowledged):
+    by_partition = defaultdict(list)
+    for sent, answer in acknowledged:
+        assert answer["type"] == OK, answer
+        assert answer["value"] == {**sent, "partition": int(sent["key"][1:]), "offset": answer["value"]["offset"]}
+        by_partition[(sent["topic"], answer["value"]["partition"])].append(answer["value"]["offset"])
+    for offsets in by_partition.values():
+        assert offsets == list(range(len(offsets)))
+
+
+def test_a_consumer_assigned_from_the_beginning_polls_every_acknowledged_value(cluster, kafka_log, acknowledged):
+    partitions = sorted({(s["topic"], a["value"]["partition"]) for s, a in acknowledged})
+    client = kafka_log.client.open(cluster, 1)
+    try:
+        assert invoke(client, "poll", {"consumer": "c1"}) == {"type": FAIL, "value": {"consumer": "c1"},
+                                                             "error": "unassigned"}
+        assign = {"consumer": "c1", "partitions": [list(tp) for tp in partitions], "seek": "beginning"}
+        assert invoke(client, "assign", assign) == {"type": OK, "value": assign}
+        seen = []
+        for _ in range(40):  # bounded: 40 polls of at most 0.5 s
+            answer = invoke(client, "poll", {"consumer": "c1"})
+            assert answer["type"] == OK and answer["value"]["consumer"] == "c1"
+            seen += answer["value"]["records"]
+            if len(seen) >= len(acknowledged):
+                break
+    finally:
+        client.close()
+    assert sorted((r["topic"], r["partition"], r["offset"], r["value"]) for r in seen) == sorted(
+        (s["topic"], a["value"]["partition"], a["value"]["offset"], s["value"]) for s, a in acknowledged)
+
+
+def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cluster, kafka_log, acknowledged):
+    expected = defaultdict(list)
+    for sent, answer in acknowledged:
+        expected[(sent["topic"], answer["value"]["partition"])].append((answer["value"]["offset"], sent["value"]))
+    client = kafka_log.client.open(cluster, 2)
+    final = kafka_log.final_generator()
+    try:
+        reads = [invoke(client, op["f"], op["value"]) for op in iter(lambda: final.op(Context(0, 0)), None)]
+    finally:
+        client.close()
+    assert len(reads) == 6
+    for read in reads:
+        v = read["value"]
+        assert read["type"] == OK, read
+        want = sorted(expected[(v["topic"], v["partition"])])
+        assert [(r["offset"], r["value"]) for r in v["records"]] == want
+        assert v["high_watermark"] == len(want)
+
+
+def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
+    from harness.workload import workload_factory
+
+    ordering = workload_factory("ordering")({"broadcast_fraction": 1.0}, cluster.variant)
+    gen = ordering.generator(random.Random(8))
+    client = ordering.client.open(cluster, 0)
+    try:
+        casts = [gen.op(Context(0, 0)) for _ in range(12)]
+        for op in casts:
+            answer = invoke(client, "broadcast", op["value"])
+            assert answer == {"type": OK, "value": {**op["value"], "status": "SUCCESS"}}, answer
+        final = ordering.final_generator()
+        delivers = [invoke(client, op["f"], op["value"]) for op in iter(lambda: final.op(Context(0, 0)), None)]
+    finally:
+        client.close()
+    chains = defaultdict(dict)
+    for d in delivers:
+        assert d["type"] == OK, d
+        chains[d["value"]["channel"]][d["value"]["osn"]] = d["value"]["blocks"]
+    for channel, by_osn in chains.items():
+        assert set(by_osn) == {"osn1", "osn2", "osn3"}
+        first = by_osn["osn1"]
+        assert all(blocks == first for blocks in by_osn.values()), f"{channel}: OSNs disagree"
+        assert [b["number"] for b in first] == list(range(len(first)))
+        txs = [tx for b in first for tx in b["txs"]]
+        assert {op["value"]["tx"] for op in casts if op["value"]["channel"] == channel} <= set(txs)
+
+
+def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cluster, tmp_path):
+    from harness.history import read_history
+    from harness.plan import prepare
+    from harness.runner import Runner
+    from harness.scenario import parse_scenario
+
+    scenario = {"variant": "fabric-recommended", "concurrency": 4, "rate": 200, "duration": 4, "recovery_wait": 0,
+                "final_read_time_limit": 40, "op_timeout": 10, "seed": 3,
+                "workloads": [{"name": "kafka-log"}, {"name": "ordering"}]}
+    runner = Runner(prepare(parse_scenario(scenario, "t"), "t"), tmp_path, cluster=cluster, check=False,
+                    handle_signals=False)
+    history = list(read_history(runner.run().history))
+    done = [op for op in history if op["process"] != "nemesis" and op["type"] != "invoke"]
+    kinds = defaultdict(set)
+    for op in done:
+        kinds[op["f"]].add(op["type"])
+    assert kinds["send"] == {OK} and kinds["broadcast"] == {OK} and kinds["final-read"] == {OK}
+    assert OK in kinds["poll"] and OK in kinds["deliver"] and INFO not in kinds["deliver"]
+    assert sum(op["f"] == "final-read" for op in done) == 6
+    assert sum(op["f"] == "deliver" and op["value"].get("blocks") is not None and op["index"] > heal_index(history)
+               for op in done) == 6
+
+
+def heal_index(history):
+    return max(op["index"] for op in history if op["process"] == "nemesis" and op["f"] == "heal")

@@ -1,0 +1,78 @@
+"""What an OSN's Broadcast answer makes of a broadcast op, against an OSN served in-process
+over in-memory logs (tests/orderer/osn_fixture.py): no Kafka, no Docker."""
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from clusters.variant import load_variant
+from harness.op import FAIL, INFO, OK
+from harness.workload import workload_factory
+from tests.orderer.osn_fixture import running_osn
+
+VARIANT = load_variant("fabric-recommended")
+
+
+@pytest.fixture
+def osn(tmp_path):
+    # The workload's clients broadcast as creator "client"; only "alice" may write to ch1.
+    with running_osn(tmp_path, writers={"ch1": ["alice"]}) as running:
+        yield running
+
+
+def client_for(address: str):
+    w = workload_factory("ordering")({"broadcast_timeout": 2, "deliver_timeout": 2, "final_deliver_timeout": 3,
+                                      "settle": 0.3}, VARIANT)
+    return w.client.open(SimpleNamespace(osn_addresses=lambda: {"osn1": address}), 0)
+
+
+def broadcast(client, channel: str, tx: str):
+    return client.invoke({"process": 0, "f": "broadcast", "value": {"channel": channel, "osn": "osn1", "tx": tx}})
+
+
+def test_an_ordered_broadcast_is_ok_with_status_success_and_delivered(osn):
+    client = client_for(osn.address)
+    try:
+        answer = broadcast(client, "ch0", "tx-a")
+        assert answer["type"] == OK and answer["value"] == {"channel": "ch0", "osn": "osn1", "tx": "tx-a",
+                                                            "status": "SUCCESS"}
+        broadcast(client, "ch0", "tx-b")  # max_message_count=2: the block is cut
+        final = client.invoke({"process": 0, "f": "deliver",
+                               "value": {"channel": "ch0", "osn": "osn1", "from": 0, "final": True}})
+        assert final["type"] == OK and set(final["value"]) == {"channel", "osn", "blocks"}
+        assert [tx for b in final["value"]["blocks"] for tx in b["txs"]] == ["tx-a", "tx-b"]
+    finally:
+        client.close()
+
+
+def test_a_forbidden_broadcast_fails(osn):
+    client = client_for(osn.address)
+    try:
+        answer = broadcast(client, "ch1", "tx-c")
+        assert (answer["type"], answer["error"]) == (FAIL, "forbidden")
+    finally:
+        client.close()
+
+
+def test_service_unavailable_before_kafka_fails_and_after_a_maybe_append_is_info(osn):
+    client = client_for(osn.address)
+    try:
+        osn.logs["ch0"].refusing = "NOT_ENOUGH_REPLICAS"
+        assert (broadcast(client, "ch0", "tx-d")["type"], broadcast(client, "ch0", "tx-e")["error"]) == (
+            FAIL, "service-unavailable")
+        osn.logs["ch0"].append_then_fail = True  # appended, then the produce reports an error
+        answer = broadcast(client, "ch0", "tx-f")
+        assert (answer["type"], answer["error"]) == (INFO, "service-unavailable")
+    finally:
+        client.close()
+
+
+def test_no_answer_from_the_osn_is_info_and_a_failed_deliver_is_fail():
+    client = client_for("127.0.0.1:1")
+    try:
+        assert broadcast(client, "ch0", "tx-g")["type"] == INFO
+        deliver = client.invoke({"process": 0, "f": "deliver", "value": {"channel": "ch0", "osn": "osn1", "from": 0}})
+        assert deliver["type"] == FAIL
+    finally:
+        client.close()
