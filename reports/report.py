@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.verdict import fails
 from reports import history_digest
 from reports.history_digest import HistoryDigest, TimelineOp, digest_history, focus_of, short
 from reports.junit import write_junit
@@ -43,6 +44,8 @@ class Tile:
 
 @dataclass
 class AnomalySection:
+    """One anomaly type as its section shows it: bounded examples and evidence."""
+
     anomaly: Anomaly
     role: str  # "fails", "allowed", "informational", "unknown"
     columns: list[str]
@@ -52,6 +55,8 @@ class AnomalySection:
 
 @dataclass
 class EvidenceRow:
+    """One op named as evidence, anchored as op-<index> whether or not the timeline shows it."""
+
     index: int
     op: dict[str, Any] | None
     pair: int | None
@@ -62,6 +67,8 @@ class EvidenceRow:
 
 @dataclass
 class TimelineRow:
+    """A timeline op, its process column, and which op-<index> anchors it owns."""
+
     op: TimelineOp
     lane: int
     anchor_invoke: bool
@@ -70,6 +77,8 @@ class TimelineRow:
 
 @dataclass
 class OffsetTable:
+    """What each reader saw at each offset of interest of one partition."""
+
     topic: str
     partition: int
     readers: list[str]
@@ -103,13 +112,12 @@ class ReportContext:
 
 
 def _role(anomaly: Anomaly, idempotent: bool) -> str:
+    """What an anomaly does to the verdict, by the checkers' rule (checkers/verdict.py)."""
     if anomaly.name == "unseen":
         return "informational"
     if anomaly.name == "lagging-osn":
         return "unknown"
-    if anomaly.name in ("duplicate", "duplicate-tx") and not idempotent:
-        return "allowed"
-    return "fails"
+    return "fails" if fails(anomaly.name, idempotent) else "allowed"
 
 
 def _flatten(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:

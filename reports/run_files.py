@@ -10,23 +10,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.verdict import KAFKA, ORDERING
+
 HISTORY = "history.jsonl"
 RUN = "run.json"
 RESULTS = "results.json"
 
-# Which checker owns which anomaly (DESIGN.md, "Anomalies").
-KAFKA_ANOMALIES = (
-    "lost-write",
-    "inconsistent-offsets",
-    "duplicate",
-    "realtime-order",
-    "nonmonotonic-poll",
-    "poll-skip",
-    "nonmonotonic-send",
-    "aborted-read",
-    "unseen",
-)
-ORDERING_ANOMALIES = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
+# Which checker owns which anomaly, and which fail a verdict: the checkers' own rules.
+KAFKA_ANOMALIES = KAFKA
+ORDERING_ANOMALIES = ORDERING
 
 ANOMALY_MEANINGS = {
     "lost-write": "a send acknowledged at an offset whose value is missing from the final read of that partition",
