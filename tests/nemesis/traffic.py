@@ -10,6 +10,7 @@ from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from clusters.health import _QUIET, admin_client
+from nemesis.targets import partition_state
 
 
 def create_topic(cluster, topic: str, config: dict[str, str] | None = None) -> None:
@@ -52,7 +53,8 @@ class Writer:
                 return
             self.producer.produce(self.topic, value=str(value).encode(), partition=0, on_delivery=self._delivered)
             self.sent += 1
-            self.producer.poll(1.0 / self.rate)
+            self.producer.poll(0)
+            time.sleep(1.0 / self.rate)
 
     def start(self) -> "Writer":
         self._thread.start()
@@ -73,8 +75,24 @@ class Writer:
             return dict(self.acked)
 
 
+def wait_leader(cluster, topic: str, timeout: float = 90.0) -> str:
+    """The partition's leader, once it has one (restarted brokers take a while)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            leader = partition_state(cluster, topic, 0).leader
+        except Exception:  # noqa: BLE001 - metadata not available yet
+            leader = None
+        if leader is not None:
+            return leader
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{topic}/0 has no leader after {timeout:.0f} s")
+        time.sleep(0.5)
+
+
 def read_all(cluster, topic: str, timeout: float = 60.0) -> list[int]:
     """Every value of partition 0, from the beginning to the high watermark."""
+    wait_leader(cluster, topic)
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"final-{topic}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=_QUIET)
     deadline = time.monotonic() + timeout

@@ -1,0 +1,210 @@
+"""Each fault kind applied to a real cluster, verified from outside, and healed.
+
+One small cluster for the whole module (tests/nemesis/small.toml: 1 ZooKeeper, 3 brokers,
+fabric-recommended's Kafka settings: RF 3, min ISR 2, no unclean election, acks=all).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from clusters.cluster import TOXIPROXY_API_PORT, Cluster
+from clusters.variant import load_variant
+from harness.nemesis_api import fault_factory
+from nemesis import unclean_toggle
+from nemesis.link_faults import remove_toxics
+from nemesis.namespace import reachable, tcp_probe
+from nemesis.partition import PROBE_PORT, Firewall, PartitionNemesis, PartitionOptions
+from nemesis.targets import TargetSpec, partition_state
+from tests.nemesis.probes import api_versions_round_trip
+from tests.nemesis.traffic import Writer, create_topic, read_all
+
+pytestmark = pytest.mark.chaos
+SMALL = Path(__file__).with_name("small.toml")
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    c = Cluster.up(load_variant(str(SMALL)))
+    try:
+        yield c
+    finally:
+        c.down()
+
+
+@pytest.fixture(autouse=True)
+def whole(cluster: Cluster):
+    """Every test starts on a whole, healthy cluster and leaves one behind, whatever it did."""
+    cluster.wait_healthy(120)
+    yield
+    Firewall(cluster).flush()
+    remove_toxics(cluster)
+    for node in cluster.nodes:
+        if node.state != "running":
+            node.start()
+
+
+def start(nemesis, cluster: Cluster, name: str) -> dict:
+    nemesis.setup(cluster)
+    return nemesis.invoke({"f": "start", "fault": name})
+
+
+def stop(nemesis, name: str) -> dict:
+    return nemesis.invoke({"f": "stop", "fault": name})
+
+
+def until(predicate, timeout: float, step: float = 0.5):
+    """The first truthy value of predicate() within timeout seconds, else the last one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(step)
+
+
+def test_isolated_broker_reaches_no_peer_until_healed_even_while_paused(cluster: Cluster) -> None:
+    nem = PartitionNemesis("isolate-one", PartitionOptions(topology="isolate", target=TargetSpec(pick="random")))
+    done = start(nem, cluster, "isolate-one")
+    victim = cluster.node(done["value"]["nodes"][0])
+    assert done["f"] == "partition" and done["value"]["components"][0] == [victim.name]
+    peers = [n for n in cluster.nodes if n.role in PROBE_PORT and n is not victim]
+    addrs = [(p.ip, PROBE_PORT[p.role]) for p in peers]  # other brokers' 9093, ZooKeeper's 2181
+    seen = tcp_probe(victim.pid, addrs + [(cluster.toxiproxy.ip, TOXIPROXY_API_PORT)], timeout=2)
+    assert {a: seen[f"{a[0]}:{a[1]}"] for a in addrs} == {a: "timeout" for a in addrs}
+    assert seen[f"{cluster.toxiproxy.ip}:{TOXIPROXY_API_PORT}"] == "open"  # the client path stays
+    other = next(p for p in peers if p.role == "kafka")
+    assert tcp_probe(other.pid, [(victim.ip, PROBE_PORT["kafka"])])[f"{victim.ip}:9093"] == "timeout"
+
+    victim.pause()  # healing must not need the node to answer
+    try:
+        healed = nem.heal_all()
+    finally:
+        victim.resume()
+    assert [h["f"] for h in healed] == ["heal"] and healed[0]["value"]["connected"] is True
+    seen = tcp_probe(victim.pid, addrs, timeout=2)
+    assert all(reachable(r) for r in seen.values()), seen
+    assert nem.heal_all() == []  # nothing left to undo
+
+
+def test_paused_broker_does_not_answer_until_resumed(cluster: Cluster) -> None:
+    nem = fault_factory("pause-broker")({})
+    done = start(nem, cluster, "pause-broker")
+    victim = cluster.node(done["value"]["nodes"][0])
+    other = next(b for b in cluster.brokers if b is not victim)
+    assert done["f"] == "pause" and victim.state == "paused"
+    assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is None
+    assert api_versions_round_trip(cluster.proxy_address(other), timeout=2) is not None
+    undone = stop(nem, "pause-broker")
+    assert undone == {"f": "resume", "value": {"fault": "pause-broker", "nodes": [victim.name]}}
+    assert until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 10) is not None
+
+
+def test_killed_leader_loses_leadership_and_serves_again_after_start(cluster: Cluster) -> None:
+    create_topic(cluster, "kill-t")
+    nem = fault_factory("kill-leader")({"target": {"topic": "kill-t", "partition": 0}})
+    done = start(nem, cluster, "kill-leader")
+    victim = cluster.node(done["value"]["nodes"][0])
+    assert done["f"] == "kill" and done["value"]["leader"] == victim.name and victim.state == "exited"
+    assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is None
+    new_leader = until(lambda: partition_state(cluster, "kill-t").leader not in (None, victim.name)
+                       and partition_state(cluster, "kill-t").leader, 30)
+    assert new_leader, "no other replica took over"
+    undone = stop(nem, "kill-leader")
+    assert undone["f"] == "start" and undone["value"]["nodes"] == [victim.name]
+    assert until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 60) is not None
+    assert nem.heal_all() == []
+
+
+def test_unclean_election_setting_reads_back_true_then_false(cluster: Cluster) -> None:
+    create_topic(cluster, "toggle-t")
+    nem = fault_factory("unclean-toggle")({"topics": ["toggle-t"]})
+    done = start(nem, cluster, "unclean-toggle")
+    names = ["toggle-t", *(b.name for b in cluster.brokers)]
+    assert done["f"] == "config" and done["value"]["set"] is True
+    assert done["value"]["read_back"] == {n: True for n in names}
+    assert {n: s.value for n, s in unclean_toggle.read(cluster, names).items()} == {n: True for n in names}
+    undone = stop(nem, "unclean-toggle")
+    assert undone["f"] == "heal" and undone["value"]["restored"] == {n: False for n in sorted(names)}
+    after = unclean_toggle.read(cluster, names)
+    assert all(s.value is False and not s.overridden for s in after.values())  # inherited again
+    assert nem.heal_all() == []
+
+
+def _median_round_trip(address: str) -> float:
+    trips = [api_versions_round_trip(address, timeout=3) for _ in range(5)]
+    assert None not in trips
+    return statistics.median(trips)
+
+
+def test_latency_toxic_adds_its_delay_to_a_round_trip_until_healed(cluster: Cluster) -> None:
+    address = cluster.proxy_address(cluster.brokers[0])
+    before = _median_round_trip(address)
+    nem = fault_factory("link-faults")({"kinds": ["latency"], "latency_ms": 300, "jitter_ms": 0,
+                                        "target": {"pick": "all"}})
+    done = start(nem, cluster, "link-faults")
+    assert done["f"] == "link-fault" and done["value"]["toxic"] == "latency"
+    during = _median_round_trip(address)
+    healed = nem.heal_all()
+    after = _median_round_trip(address)
+    print(f"ApiVersions round trip through toxiproxy: {before * 1000:.1f} ms, "
+          f"with 300 ms latency {during * 1000:.1f} ms, healed {after * 1000:.1f} ms")
+    assert before < 0.1 and 0.3 <= during < 0.6 and after < 0.1
+    assert healed[0]["value"]["toxics_removed"] == sorted(f"{b.name}/ordeal-latency-downstream"
+                                                         for b in cluster.brokers)
+
+
+def test_timeout_toxic_silences_a_broker_for_clients_until_healed(cluster: Cluster) -> None:
+    nem = fault_factory("link-faults")({"kinds": ["timeout"], "timeout_ms": 0})
+    done = start(nem, cluster, "link-faults")
+    victim = cluster.node(done["value"]["nodes"][0])
+    assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is None
+    stop(nem, "link-faults")
+    assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is not None
+
+
+def _targeted_run(cluster: Cluster, topic: str, options: dict) -> tuple[dict, dict, dict[int, int], list[int], int]:
+    """The targeted sequence on `topic` under a steady writer: ops of the cut and of the
+    rest, the acknowledged values, the final read, and how many acks came in while the
+    ISR was shrunk to the in-sync group."""
+    writer = Writer(cluster, topic).start()
+    nem = fault_factory("targeted-isr-shrink")({"topic": topic, "partition": 0, **options})
+    try:
+        until(lambda: writer.acked_count() > 20, 10)
+        cut = start(nem, cluster, "targeted-isr-shrink")
+        shrunk = nem.wait_isr_shrunk(timeout=40)
+        assert sorted(shrunk.isr) == sorted(cut["value"]["in_sync"]), shrunk
+        at_shrink = writer.acked_count()
+        until(lambda: writer.acked_count() - at_shrink >= 20, 10)
+        acked_while_shrunk = writer.acked_count() - at_shrink
+        rest = stop(nem, "targeted-isr-shrink")
+    finally:
+        acked = writer.stop(drain=3)
+        nem.heal_all()
+    return cut, rest, acked, read_all(cluster, topic, timeout=90), acked_while_shrunk
+
+
+def test_targeted_isr_shrink_loses_acknowledged_writes_with_unclean_election(cluster: Cluster) -> None:
+    # Unclean election enabled on this topic (a topic's setting wins over the brokers').
+    create_topic(cluster, "loss-unclean", {"unclean.leader.election.enable": "true"})
+    cut, rest, acked, values, while_shrunk = _targeted_run(cluster, "loss-unclean", {})
+    assert cut["f"] == "partition" and cut["value"]["leader"] in cut["value"]["in_sync"]
+    assert [s["f"] for s in rest["value"]["steps"]] == ["kill", "heal", "start"]
+    assert rest["value"]["elected"] in cut["value"]["stale"]  # the stale follower leads now
+    lost = [v for v in acked if v not in set(values)]
+    print(f"unclean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
+          f"{len(values)} read back, {len(lost)} acknowledged writes lost")
+    assert while_shrunk > 0 and len(lost) >= 1
+
+
+def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Cluster) -> None:
+    create_topic(cluster, "loss-clean")
+    cut, rest, acked, values, while_shrunk = _targeted_run(cluster, "loss-clean", {"election_timeout": 15})
+    assert rest["value"]["elected"] is None  # no stale follower may lead; the partition waits
+    lost = [v for v in acked if v not in set(values)]
+    print(f"clean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
+          f"{len(values)} read back, {len(lost)} acknowledged writes lost")
+    assert while_shrunk > 0 and lost == []
