@@ -25,7 +25,7 @@ class RunSummary:
 
     files: RunFiles
     report_href: str
-    anomalies: list[tuple[str, int]]
+    anomalies: list[tuple[str, int, str]]  # name, count, effect on the verdict
     availability: float | None
     writes_ok: int
     writes_attempted: int
@@ -76,7 +76,7 @@ def summarize(run_dir: Path, out_dir: Path) -> RunSummary:
     return RunSummary(
         files=files,
         report_href=Path(href).as_posix() if href else "",
-        anomalies=[(a.name, a.count) for a in files.anomalies],
+        anomalies=[(a.name, a.count, files.effect(a)) for a in files.anomalies],
         availability=avail,
         writes_ok=ok,
         writes_attempted=attempted,

@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers.verdict import fails
 from reports import history_digest
 from reports.history_digest import HistoryDigest, TimelineOp, digest_history, focus_of, short
 from reports.junit import write_junit
@@ -111,15 +110,6 @@ class ReportContext:
     caps: dict[str, int] = field(default_factory=dict)
 
 
-def _role(anomaly: Anomaly, idempotent: bool) -> str:
-    """What an anomaly does to the verdict, by the checkers' rule (checkers/verdict.py)."""
-    if anomaly.name == "unseen":
-        return "informational"
-    if anomaly.name == "lagging-osn":
-        return "unknown"
-    return "fails" if fails(anomaly.name, idempotent) else "allowed"
-
-
 def _flatten(d: dict[str, Any], prefix: str = "") -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for k, v in d.items():
@@ -186,14 +176,13 @@ def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
-    idempotent = files.idempotent
     out = []
     for a in files.anomalies:
         examples = a.examples[:EXAMPLES_SHOWN]
         columns: list[str] = []
         for ex in examples:
             columns += [k for k in ex if k not in columns]
-        out.append(AnomalySection(a, _role(a, idempotent), columns, examples, a.evidence[: history_digest.EVIDENCE_SHOWN]))
+        out.append(AnomalySection(a, files.effect(a), columns, examples, a.evidence[: history_digest.EVIDENCE_SHOWN]))
     return out
 
 

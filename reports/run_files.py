@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers.verdict import KAFKA, ORDERING
+from checkers.verdict import KAFKA, ORDERING, fails
 
 HISTORY = "history.jsonl"
 RUN = "run.json"
@@ -169,6 +169,15 @@ class RunFiles:
             return self.results["idempotent"]
         producer = self.variant.get("producer")
         return bool(producer.get("enable_idempotence")) if isinstance(producer, dict) else False
+
+    def effect(self, anomaly: Anomaly) -> str:
+        """What an anomaly does to this run's verdict, by the checkers' rule (checkers/verdict.py):
+        fails, allowed (duplicates without idempotence), informational (unseen) or unknown (lagging-osn)."""
+        if anomaly.name == "unseen":
+            return "informational"
+        if anomaly.name == "lagging-osn":
+            return "unknown"
+        return "fails" if fails(anomaly.name, self.idempotent) else "allowed"
 
     @property
     def warnings(self) -> list[str]:

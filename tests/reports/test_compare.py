@@ -30,7 +30,7 @@ def test_matrix_has_a_row_per_variant_and_a_column_per_scenario(compare_page):
 def test_cells_show_verdict_anomalies_availability_and_latency(compare_page):
     html = compare_page[1]
     assert 'class="badge invalid"' in html and 'class="badge valid"' in html
-    assert "<b>lost-write</b> 1" in html
+    assert "lost-write</b> 1" in html
     assert "availability 98.0% (49 / 50)" in html and "p99" in html
 
 
@@ -52,3 +52,8 @@ def test_directory_without_runs_is_a_run_dir_error(tmp_path):
 def test_run_named_directly_without_results_is_shown_unchecked(runs, tmp_path):
     html = write_compare([runs["empty"]], tmp_path / "c.html").read_text()
     assert "not checked: no results.json" in html
+
+
+def test_failing_anomalies_are_marked_apart_from_allowed_ones(compare_page):
+    html = compare_page[1]
+    assert '<b class="fails">lost-write</b>' in html and '<b class="allowed">duplicate</b>' in html
