@@ -16,7 +16,9 @@ from reports.fault_intervals import FaultTracker
 
 LATENCY_POINTS_CAP = 20_000  # per outcome (ok / fail / info)
 HEIGHT_POINTS_CAP = 2_000  # per OSN and channel
-TIMELINE_CAP = 1_500  # ops shown in the per-process timeline
+TIMELINE_CAP = 1_500  # ops shown from the start of the run in the per-process timeline
+CONTEXT_CAP = 600  # further ops shown around evidence past that cap
+CONTEXT_WINDOW = 12  # history lines either side of an evidence op shown in its context
 TIMELINE_LANES = 16  # processes given their own column; the rest share one
 EVIDENCE_SHOWN = 40  # evidence ops linked per anomaly type
 BLOCKS_CAP = 200_000  # (channel, number, osn) hashes kept for the fork view
@@ -51,6 +53,7 @@ class TimelineOp:
     end: float | None
     value: str
     error: str
+    skipped_before: int = 0  # ops left out between the previous row and this one
 
 
 @dataclass
@@ -71,6 +74,8 @@ class HistoryDigest:
     faults: FaultTracker = field(default_factory=FaultTracker)
     timeline: list[TimelineOp] = field(default_factory=list)
     timeline_truncated: bool = False
+    context_rows: int = 0
+    skipped: int = 0
     evidence_ops: dict[int, dict[str, Any]] = field(default_factory=dict)
     evidence_pairs: dict[int, int] = field(default_factory=dict)
     heights: dict[tuple[str, str], StrideSample[tuple[float, int]]] = field(default_factory=dict)
@@ -202,10 +207,16 @@ def digest_history(
     path: Path,
     evidence: set[int] | None = None,
     focus: dict[tuple[str, int], tuple[set[int], set[Any]]] | None = None,
+    context: set[int] | None = None,
 ) -> HistoryDigest:
-    """Stream the history (twice when partitions need an offset view) into a HistoryDigest."""
+    """Stream the history (twice when partitions need an offset view) into a HistoryDigest.
+
+    The timeline holds the first TIMELINE_CAP ops, then ops whose index is in `context`
+    (windows around evidence), up to CONTEXT_CAP more.
+    """
     d = HistoryDigest()
     evidence = evidence or set()
+    context = context or set()
     focus = dict(list((focus or {}).items())[:OFFSET_PARTITIONS])
     for key, (offsets, _) in focus.items():
         d.offset_views[key] = OffsetView(topic=key[0], partition=key[1], focus=set(offsets))
@@ -234,8 +245,8 @@ def digest_history(
 
         if process == NEMESIS:
             d.faults.feed(op)
-            if kind != "invoke" and _timeline_room(d):
-                d.timeline.append(TimelineOp(index, None, NEMESIS, f, "nemesis", t, None, short(value), ""))
+            if kind != "invoke" and _timeline_admits(d, index, context):
+                _timeline_append(d, TimelineOp(index, None, NEMESIS, f, "nemesis", t, None, short(value), ""))
             continue
         d.processes.add(process)
 
@@ -243,9 +254,9 @@ def digest_history(
             pending[process] = {"index": index, "time": t_ns, "f": f, "value": value}
             if f in WRITES:
                 d.writes_attempted += 1
-            if _timeline_room(d):
+            if _timeline_admits(d, index, context):
                 row = TimelineOp(index, None, process, f, "open", t, None, short(value), "")
-                d.timeline.append(row)
+                _timeline_append(d, row)
                 timeline_open[process] = row
             continue
 
@@ -284,12 +295,30 @@ def digest_history(
     return d
 
 
-def _timeline_room(d: HistoryDigest) -> bool:
-    """Whether the timeline takes one more op; past the cap it only notes that it was cut."""
-    if len(d.timeline) >= TIMELINE_CAP:
-        d.timeline_truncated = True
-        return False
-    return True
+def _timeline_admits(d: HistoryDigest, index: int, context: set[int]) -> bool:
+    """Whether the timeline takes this op: the run's start up to its cap, then evidence context."""
+    if len(d.timeline) < TIMELINE_CAP:
+        return True
+    d.timeline_truncated = True
+    if index in context and d.context_rows < CONTEXT_CAP:
+        d.context_rows += 1
+        return True
+    d.skipped += 1
+    return False
+
+
+def _timeline_append(d: HistoryDigest, row: TimelineOp) -> None:
+    row.skipped_before, d.skipped = d.skipped, 0
+    d.timeline.append(row)
+
+
+def context_of(evidence: list[list[int]], per_anomaly: int = 3) -> set[int]:
+    """History indices around the first few evidence ops of each anomaly, for the timeline."""
+    out: set[int] = set()
+    for indices in evidence:
+        for i in indices[:per_anomaly]:
+            out.update(range(max(0, i - CONTEXT_WINDOW), i + CONTEXT_WINDOW + 1))
+    return out
 
 
 def _deliver(d: HistoryDigest, op: dict[str, Any], process: str, t: float) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from reports import history_digest
-from reports.history_digest import HistoryDigest, TimelineOp, digest_history, focus_of, short
+from reports.history_digest import HistoryDigest, TimelineOp, context_of, digest_history, focus_of, short
 from reports.junit import write_junit
 from reports.page import render
 from reports.plots import height_chart, latency_chart, throughput_chart
@@ -249,7 +249,8 @@ def build_context(run_dir: Path) -> ReportContext:
     anomalies = files.anomalies
     sections = _sections(files)
     shown_evidence = {i for s in sections for i in s.evidence}
-    d = digest_history(files.history, shown_evidence, focus_of([e for a in anomalies for e in a.examples]))
+    d = digest_history(files.history, shown_evidence, focus_of([e for a in anomalies for e in a.examples]),
+                       context_of([s.evidence for s in sections]))
     counts = {a.name: a.count for a in anomalies}
     failing = {s.anomaly.name for s in sections if s.role == "fails"}
     # Without results.json nothing was checked: the tiles say "–", not a reassuring 0.
@@ -296,6 +297,8 @@ def build_context(run_dir: Path) -> ReportContext:
         caps={
             "latency_points": history_digest.LATENCY_POINTS_CAP,
             "timeline": history_digest.TIMELINE_CAP,
+            "context": history_digest.CONTEXT_CAP,
+            "context_window": history_digest.CONTEXT_WINDOW,
             "lanes": history_digest.TIMELINE_LANES,
             "evidence": history_digest.EVIDENCE_SHOWN,
             "examples": EXAMPLES_SHOWN,

@@ -134,8 +134,8 @@ def test_empty_history_says_so_and_names_missing_files(reports):
 
 def test_large_history_timeline_is_capped_and_says_so(reports):
     html = reports["large"]
-    assert html.count('<tr id="tl-') <= history_digest.TIMELINE_CAP
-    assert f"only the first {history_digest.TIMELINE_CAP} ops" in html
+    assert html.count('<tr id="tl-') <= history_digest.TIMELINE_CAP + history_digest.CONTEXT_CAP
+    assert f"Capped: the first {history_digest.TIMELINE_CAP} ops" in html
 
 
 def test_evidence_beyond_the_timeline_cap_still_has_its_anchor(reports, runs):
@@ -272,3 +272,11 @@ def test_allowed_duplicates_are_not_counted_as_data_going_wrong(reports):
     html = reports["anomalous"]
     assert '<div class="tile allowed"><div class="n">2</div><div class="k">duplicated (allowed)' in html
     assert "allowed by this configuration: duplicated (2)" in html
+
+
+def test_timeline_past_its_cap_shows_the_ops_around_evidence(reports, runs):
+    import json
+
+    evidence = json.loads((runs["large"] / "results.json").read_text())["anomalies"]["lost-write"]["evidence"]
+    html = reports["large"]
+    assert f'<tr id="tl-{evidence[0]}">' in html and "ops not shown …" in html
