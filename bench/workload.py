@@ -4,7 +4,7 @@ N threads, each one process with its own opened client, send as fast as the clus
 acknowledges for `--seconds`; prints sends/s, p50/p99 latency and the outcome counts.
 Boots fabric-recommended and tears it down, or attaches to a running cluster (--run).
 
-    .venv/bin/python bench/workload.py [--threads 32] [--seconds 20] [--run RUN]
+    .venv/bin/python bench/workload.py [--threads 256] [--seconds 20] [--run RUN] [--linger-ms MS]
 """
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def bench(cluster: Cluster, threads: int, seconds: float, options: dict) -> None
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=32)
+    parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=20.0)
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")
     parser.add_argument("--linger-ms", type=float, default=None, help="the producer's linger.ms option")

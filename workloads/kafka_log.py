@@ -43,8 +43,10 @@ class KafkaLogOptions(BaseModel):
                                       description="seconds one final read may take; below the scenario's op_timeout")
     group: str | None = Field(None, min_length=1,
                               description="consumer group to subscribe with; None = assign mode, explicit offsets")
-    linger_ms: float = Field(2.0, ge=0, le=1000,
-                             description="producer linger.ms: lets concurrent processes' sends share a request")
+    # Concurrent processes' sends share the producer (workloads.producer); waiting 10 ms lets
+    # them share ProduceRequests too, which on a 2-core machine roughly doubled the
+    # acknowledged sends/s of bench/workload.py (brokers spend their CPU per request).
+    linger_ms: float = Field(10.0, ge=0, le=1000, description="producer linger.ms")
 
 
 def _record(msg: Message) -> dict[str, Any]:
