@@ -1,5 +1,5 @@
 """Recorder throughput: 16 threads run ops against the no-op client and record every invoke
-and completion, as the runner's workers do.
+and completion of a format-1 send, as the runner's workers do.
 
 Prints ops/s (an op = invoke + completion, two history lines), ops per CPU-second of the
 process, and the recorder's share of the worker threads' CPU time. The throughput pass
@@ -29,7 +29,7 @@ def _throughput(recorder: Recorder, t: int, stop: threading.Event) -> tuple[int,
     n = 0
     while not stop.is_set():
         for v in range(100):
-            op = record(invoke(t, "write", v))
+            op = record(invoke(t, "send", {"topic": "t0", "key": "k1", "value": v}))
             record(completion(op, client.invoke(op)))
         n += 100
     return n, 0
@@ -42,7 +42,7 @@ def _share(recorder: Recorder, t: int, stop: threading.Event) -> tuple[int, int]
     while not stop.is_set():
         for v in range(100):
             a = clock()
-            op = record(invoke(t, "write", v))
+            op = record(invoke(t, "send", {"topic": "t0", "key": "k1", "value": v}))
             b = clock()
             done = completion(op, client.invoke(op))
             c = clock()

@@ -2,13 +2,15 @@
 
 Tests and bench/recorder.py use them; they also show the smallest correct Client,
 Workload and Nemesis. The client answers every op ok (optionally after a delay, or
-hanging on every n-th op so timeouts can be tested); the nemesis records a fault op and
-a heal op and touches nothing.
+hanging on every n-th send so timeouts can be tested). Its ops are format-1 `send` and
+`final-read` ops over a log kept in memory, so `ordeal check` finds a noop history
+valid; the nemesis records a fault op and a heal op and touches nothing.
 """
 from __future__ import annotations
 
 import itertools
 import random
+import threading
 import time
 from typing import Any
 
@@ -23,27 +25,57 @@ from harness.workload import Workload, register_workload
 class NoopOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    topics: int = Field(1, ge=1, le=100)
+    partitions: int = Field(2, ge=1, le=100)
     latency: float = Field(0.0, ge=0, description="seconds each op takes")
-    hang_every: int = Field(0, ge=0, description="every n-th op (by value) hangs; 0 = never")
+    hang_every: int = Field(0, ge=0, description="every n-th send (by value) hangs; 0 = never")
     hang_seconds: float = Field(30.0, gt=0)
-    final_reads: int = Field(2, ge=0, description="final-read ops after the heal")
+
+
+class MemoryLog:
+    """Topic-partitions in memory: sends append, final reads return everything."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: dict[tuple[str, int], list[Any]] = {}
+
+    def append(self, topic: str, partition: int, value: Any) -> int:
+        with self._lock:
+            log = self._records.setdefault((topic, partition), [])
+            log.append(value)
+            return len(log) - 1
+
+    def read(self, topic: str, partition: int) -> list[dict[str, Any]]:
+        with self._lock:
+            values = list(self._records.get((topic, partition), []))
+        return [{"topic": topic, "partition": partition, "offset": o, "value": v} for o, v in enumerate(values)]
 
 
 class NoopClient:
-    def __init__(self, options: NoopOptions = NoopOptions()):
-        self.options = options
+    """Answers ok. With a log, sends land in it and final reads read it; without one
+    (bench/recorder.py) every op is answered ok with its own value."""
+
+    def __init__(self, options: NoopOptions = NoopOptions(), log: MemoryLog | None = None):
+        self.options, self.log = options, log
 
     def open(self, cluster: Any, process: int) -> "NoopClient":
-        return NoopClient(self.options)
+        return NoopClient(self.options, self.log)
 
     def invoke(self, op: Op) -> Op:
-        o = self.options
-        value = op.get("value")
-        if o.hang_every and isinstance(value, int) and value % o.hang_every == o.hang_every - 1:
+        o, value, f = self.options, op.get("value"), op.get("f")
+        n = value.get("value") if isinstance(value, dict) else value
+        if o.hang_every and f == "send" and isinstance(n, int) and n % o.hang_every == o.hang_every - 1:
             time.sleep(o.hang_seconds)
         elif o.latency:
             time.sleep(o.latency)
-        return {"type": OK, "value": value}
+        if self.log is None:
+            return {"type": OK, "value": value}
+        if f == "send":
+            partition = int(value["key"].removeprefix("k")) % o.partitions
+            offset = self.log.append(value["topic"], partition, value["value"])
+            return {"type": OK, "value": {**value, "partition": partition, "offset": offset}}
+        records = self.log.read(value["topic"], value["partition"])
+        return {"type": OK, "value": {**value, "records": records, "high_watermark": len(records)}}
 
     def close(self) -> None:
         pass
@@ -53,13 +85,15 @@ def noop_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     opts = NoopOptions.model_validate(options)
 
     def generator(rng: random.Random) -> Source:
-        counter = itertools.count()
-        return Source(lambda r: {"f": "write" if r.random() < 0.5 else "read", "value": next(counter)}, rng)
+        values = itertools.count()  # unique over all topics, as format 1 asks per topic
+        return Source(lambda r: {"f": "send", "value": {"topic": f"t{r.randrange(opts.topics)}",
+                                                        "key": f"k{r.randrange(8)}", "value": next(values)}}, rng)
 
     def final_generator() -> Seq:
-        return Seq({"f": "final-read", "value": {"part": i}} for i in range(opts.final_reads))
+        return Seq({"f": "final-read", "value": {"topic": f"t{t}", "partition": p}}
+                   for t in range(opts.topics) for p in range(opts.partitions))
 
-    return Workload(name="noop", client=NoopClient(opts), generator=generator,
+    return Workload(name="noop", client=NoopClient(opts, MemoryLog()), generator=generator,
                     final_generator=final_generator, needs_cluster=False)
 
 

@@ -124,10 +124,10 @@ def test_a_run_is_main_then_heal_then_recovery_then_final_reads():
     _, ops = run_plan_generator(11)
     heal = next(i for i, (_, _, op) in enumerate(ops) if op["f"] == HEAL_ALL)
     before, after = ops[:heal], ops[heal + 1:]
-    assert {op["f"] for _, _, op in before} >= {"read", "write", "start", "stop"}
+    assert {op["f"] for _, _, op in before} >= {"send", "start", "stop"}
     assert after and all(op["f"] == "final-read" for _, _, op in after)
     assert after[0][0] - ops[heal][0] >= 1 * NS  # recovery wait
-    assert max(t for t, _, op in before if op["f"] in ("read", "write")) < 3 * NS
+    assert max(t for t, _, op in before if op["f"] == "send") < 3 * NS
 
 
 def test_a_runs_ops_are_the_same_for_the_same_seed():
