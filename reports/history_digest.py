@@ -254,6 +254,7 @@ def digest_history(
             pending[process] = {"index": index, "time": t_ns, "f": f, "value": value}
             if f in WRITES:
                 d.writes_attempted += 1
+            timeline_open.pop(process, None)  # an invoke with no completion leaves its row open
             if _timeline_admits(d, index, context):
                 row = TimelineOp(index, None, process, f, "open", t, None, short(value), "")
                 _timeline_append(d, row)
