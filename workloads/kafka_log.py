@@ -58,15 +58,35 @@ def _record(msg: Message) -> dict[str, Any]:
     return {"topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset(), "value": value}
 
 
+class Unassigned:
+    """Consumers whose process has no assignment: a retired process's successor opens a
+    fresh consumer under the same name ("c<thread>"). Its first poll fails (nothing read)
+    and marks it here; the generator's next op for that consumer is then an assign, which
+    the checkers take as a new start of that consumer."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._names: set[str] = set()
+
+    def mark(self, consumer: str) -> None:
+        with self._lock:
+            self._names.add(consumer)
+
+    def take(self, consumer: str) -> bool:
+        with self._lock:
+            if consumer in self._names:
+                self._names.discard(consumer)
+                return True
+            return False
+
+
 class KafkaLogOps:
     """The main phase's endless ops. A send goes to a random topic and key; each consumer op
     belongs to the consumer of the asking worker thread ("c<thread>"), whose first op is an
-    assign. A retired process's successor gets a fresh, unassigned consumer under the same
-    name: its polls fail (nothing read) until the thread's next assign, which the checkers
-    treat as a new start of that consumer."""
+    assign (so is the first after its process was replaced, see Unassigned)."""
 
-    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, rng: random.Random):
-        self.opts, self.topics, self.rng = opts, topics, rng
+    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, unassigned: Unassigned, rng: random.Random):
+        self.opts, self.topics, self.unassigned, self.rng = opts, topics, unassigned, rng
         # Generators run under the runner's generator lock: plain counters are unique.
         self.values = {t: itertools.count() for t in topics.names}
         self.assigned: set[int | str] = set()
@@ -81,7 +101,7 @@ class KafkaLogOps:
         tps = self.topics.partitions_of()
         chosen = sorted(r.sample(tps, r.randint(1, len(tps))))
         consumer = f"c{ctx.thread}"
-        if ctx.thread not in self.assigned or reassign:
+        if ctx.thread not in self.assigned or reassign or self.unassigned.take(consumer):
             first = ctx.thread not in self.assigned
             self.assigned.add(ctx.thread)
             if o.group is not None:
@@ -96,9 +116,9 @@ class KafkaLogClient:
     """One process's consumer (made on its first assign), its final reads and its sends through
     the workload's shared producer (see workloads.producer)."""
 
-    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, cluster: Any = None, process: int | None = None,
-                 producer: SharedProducer | None = None):
-        self.opts, self.topics, self.cluster, self.process = opts, topics, cluster, process
+    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, unassigned: Unassigned, cluster: Any = None,
+                 process: int | None = None, producer: SharedProducer | None = None):
+        self.opts, self.topics, self.unassigned, self.cluster, self.process = opts, topics, unassigned, cluster, process
         self.producer = producer
         self.consumer: Consumer | None = None
         self.positions: dict[tuple[str, int], int] = {}  # next offset to record, per assigned partition
@@ -113,7 +133,7 @@ class KafkaLogClient:
                 self._shared[cluster.run] = SharedProducer(self._producer_config(cluster))
             producer = self._shared[cluster.run]
         producer.acquire()
-        return KafkaLogClient(self.opts, self.topics, cluster, process, producer)
+        return KafkaLogClient(self.opts, self.topics, self.unassigned, cluster, process, producer)
 
     def _producer_config(self, cluster: Any) -> dict[str, Any]:
         p = cluster.variant.producer
@@ -194,6 +214,7 @@ class KafkaLogClient:
 
     def poll(self, value: dict[str, Any]) -> Op:
         if self.consumer is None:
+            self.unassigned.mark(value["consumer"])
             return {"type": FAIL, "value": value, "error": "unassigned"}
         try:
             messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
@@ -281,14 +302,15 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
     # read an earlier run's records (its values would collide with this run's).
     token = uuid.uuid4().hex[:6]
     topics = TopicSet([f"t{i}-{token}" for i in range(opts.topics)], opts.partitions)
+    unassigned = Unassigned()
 
     def generator(rng: random.Random) -> KafkaLogOps:
-        return KafkaLogOps(opts, topics, rng)
+        return KafkaLogOps(opts, topics, unassigned, rng)
 
     def final_generator() -> Seq:
         return Seq({"f": "final-read", "value": {"topic": t, "partition": p}} for t, p in topics.partitions_of())
 
-    return Workload(name="kafka-log", client=KafkaLogClient(opts, topics), generator=generator,
+    return Workload(name="kafka-log", client=KafkaLogClient(opts, topics, unassigned), generator=generator,
                     final_generator=final_generator)
 
 

@@ -101,3 +101,12 @@ def test_ordering_refuses_channels_the_variant_does_not_have():
         workload_factory("ordering")({"channels": ["ch0", "ch9"]}, VARIANT)
     with pytest.raises(ValueError):
         workload_factory("ordering")({}, None)
+
+
+def test_a_consumer_whose_process_was_replaced_is_assigned_again_after_its_first_failed_poll():
+    w = workload_factory("kafka-log")({"send_fraction": 0.0, "reassign_probability": 0.0}, VARIANT)
+    gen = w.generator(random.Random(6))
+    assert [op["f"] for op in ops(gen, 3)] == ["assign", "poll", "poll"]
+    # The successor's client has no consumer yet (the unopened client stands in for it).
+    assert w.client.invoke({"process": 6, "f": "poll", "value": {"consumer": "c0"}})["error"] == "unassigned"
+    assert [op["f"] for op in ops(gen, 2)] == ["assign", "poll"]
