@@ -1,1 +1,18 @@
-"""ordeal: nemesis."""
+"""ordeal: nemesis — faults as ops (Jepsen's jepsen.nemesis).
+
+Each module registers its faults with the harness by name (harness/nemesis_api.py), the
+names of clusters/variant.py FAULT_KINDS plus a few more shapes:
+
+- process_faults: kill-broker, kill-leader, kill-controller, pause-broker, kill-osn, pause-osn
+- partition: partition-halves, isolate-leader, isolate-controller, zk-quorum-loss,
+  partition-majorities-ring, isolate-node, zk-from-brokers (topologies.py shapes made into
+  iptables rules in the nodes' namespaces; namespace.py runs them)
+- link_faults: link-faults (toxiproxy toxics on client-to-broker links)
+- unclean_toggle: unclean-toggle (unclean.leader.election.enable at run time, read back)
+- targeted_loss: targeted-isr-shrink (Jepsen's 2013 Kafka loss, step by step)
+- schedule: mixed (a seeded pick among faults), run_schedule (faults at an interval
+  without the harness, always healed)
+
+targets.py picks whom to hit (random, or the leader / ISR / controller read live). Every
+fault answers the op to record and has heal_all(), which undoes all it can have done.
+"""

@@ -185,3 +185,7 @@ register_fault("isolate-leader", _factory("isolate-leader", topology="isolate", 
 register_fault("isolate-controller", _factory("isolate-controller", topology="isolate",
                                               target={"pick": "controller"}))
 register_fault("zk-quorum-loss", _factory("zk-quorum-loss", topology="zk-split"))
+# Shapes beyond the variants' fault kinds, for scenarios that name them.
+register_fault("partition-majorities-ring", _factory("partition-majorities-ring", topology="majorities-ring"))
+register_fault("isolate-node", _factory("isolate-node", topology="isolate"))
+register_fault("zk-from-brokers", _factory("zk-from-brokers", topology="zk-from-brokers"))

@@ -152,7 +152,8 @@ def test_latency_toxic_adds_its_delay_to_a_round_trip_until_healed(cluster: Clus
     after = _median_round_trip(address)
     print(f"ApiVersions round trip through toxiproxy: {before * 1000:.1f} ms, "
           f"with 300 ms latency {during * 1000:.1f} ms, healed {after * 1000:.1f} ms")
-    assert before < 0.1 and 0.3 <= during < 0.6 and after < 0.1
+    # 300 ms is added to every answer (no jitter); the rest is slack for two busy cores.
+    assert before < 0.15 and 0.3 <= during < 1.0 and after < 0.15
     assert healed[0]["value"]["toxics_removed"] == sorted(f"{b.name}/ordeal-latency-downstream"
                                                          for b in cluster.brokers)
 
