@@ -16,6 +16,7 @@ from reports.report import REPORT, build_context, write_context
 from reports.run_files import HISTORY, RESULTS, RunDirError, RunFiles, load_run
 
 COMPARE = "compare.html"
+RUNS_PER_CELL = 5  # newest runs shown in a cell; the older ones are counted
 VERDICT_RANK = {"invalid": 0, "unknown": 1, "valid": 2}
 
 
@@ -91,6 +92,12 @@ class Matrix:
     scenarios: list[str]
     cells: dict[tuple[str, str], list[RunSummary]]
 
+    def shown(self, variant: str, scenario: str) -> list[RunSummary]:
+        return self.cells.get((variant, scenario), [])[-RUNS_PER_CELL:]
+
+    def hidden(self, variant: str, scenario: str) -> list[RunSummary]:
+        return self.cells.get((variant, scenario), [])[:-RUNS_PER_CELL]
+
     def worst(self, variant: str, scenario: str) -> str:
         runs = self.cells.get((variant, scenario), [])
         return min((r.verdict for r in runs), key=VERDICT_RANK.__getitem__, default="empty")
@@ -117,5 +124,5 @@ def write_compare(paths: list[Path], out: Path) -> Path:
     runs = [summarize(p, out_dir) for p in find_runs(paths)]
     matrix = build_matrix(runs)
     totals = {v: sum(1 for r in runs if r.verdict == v) for v in ("invalid", "unknown", "valid")}
-    out.write_text(render("compare.html.j2", matrix=matrix, runs=runs, totals=totals), encoding="utf-8")
+    out.write_text(render("compare.html.j2", matrix=matrix, runs=runs, totals=totals, per_cell=RUNS_PER_CELL), encoding="utf-8")
     return out

@@ -57,3 +57,18 @@ def test_run_named_directly_without_results_is_shown_unchecked(runs, tmp_path):
 def test_failing_anomalies_are_marked_apart_from_allowed_ones(compare_page):
     html = compare_page[1]
     assert '<b class="fails">lost-write</b>' in html and '<b class="allowed">duplicate</b>' in html
+
+
+def test_a_cell_with_many_runs_shows_the_newest_and_counts_the_rest(runs, tmp_path):
+    import json
+    import shutil
+
+    from reports.compare import RUNS_PER_CELL
+
+    for n in range(RUNS_PER_CELL + 2):
+        run = shutil.copytree(runs["clean"], tmp_path / "store" / f"run{n}")
+        meta = json.loads((run / "run.json").read_text())
+        meta["started"] = f"2026-11-{10 + n}T00:00:00Z"
+        (run / "run.json").write_text(json.dumps(meta))
+    html = write_compare([tmp_path / "store"], tmp_path / "c.html").read_text()
+    assert "2 older runs not shown" in html and "run6" in html and ">run0 ·" not in html
