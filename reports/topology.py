@@ -84,10 +84,10 @@ def topology_chart(nodes: list[str], faults: list[FaultInterval]) -> tuple[str |
         nx.draw_networkx_edges(g, pos, edgelist=kept, ax=ax, edge_color="#adb5bd", width=0.8)
         nx.draw_networkx_edges(g, pos, edgelist=severed, ax=ax, edge_color="#e03131", style="dashed", width=1.4)
         colours = ["#495057" if n in down else ROLE_COLOURS[role_of(n)] for n in g.nodes]
-        nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colours, node_size=520, edgecolors="#343a40", linewidths=0.8)
-        nx.draw_networkx_labels(g, pos, ax=ax, font_size=7,
+        nx.draw_networkx_nodes(g, pos, ax=ax, node_color=colours, node_size=760, edgecolors="#343a40", linewidths=0.8)
+        nx.draw_networkx_labels(g, pos, ax=ax, font_size=6.5,
                                 font_color="#111", labels={n: n for n in g.nodes if n not in down})
-        nx.draw_networkx_labels(g, pos, ax=ax, font_size=7, font_color="white", labels={n: n for n in down})
+        nx.draw_networkx_labels(g, pos, ax=ax, font_size=6.5, font_color="white", labels={n: n for n in down})
         if fault is None:
             ax.set_title("cluster", fontsize=9)
         else:
