@@ -1,39 +1,32 @@
 """One scenario end to end: cluster, workers, nemesis, heal, final reads, teardown, checks.
 
-Workers are Jepsen's: one logical process per client thread; each op is an invoke then
-exactly one completion. An op not answered within op_timeout completes as info and
-retires its process: the thread goes on as process + concurrency with a fresh client.
-Nemesis ops are recorded as process "nemesis". Whatever happens (end of the run, a bug,
+One generator (harness.plan) drives every thread: client threads (harness.worker) and
+the nemesis thread ask it for their next op under one lock. Nemesis ops are recorded as process "nemesis". Whatever happens (end of the run, a bug,
 SIGINT/SIGTERM), every fault is healed and the history flushed before teardown.
 """
 from __future__ import annotations
 
 import logging
-import queue
 import signal
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
-from harness.client import Client
 from harness.generator import Context, Pending, Phases
 from harness.history import Recorder
-from harness.op import FAIL, INFO, NEMESIS, Op, completion, indeterminate, invoke
+from harness.op import INFO, NEMESIS, Op
 from harness.plan import HEAL_ALL, Plan
+from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
+from harness.worker import POLL, ClientWorker
 
 log = logging.getLogger("ordeal.runner")
 
-STOP_GRACE = 2.0  # seconds an in-flight op may still take once the run is told to stop
 NEMESIS_GRACE = 30.0  # seconds a fault in progress may take to finish after a stop
 REUSE_HEALTHY_TIMEOUT = 120.0  # seconds a reused cluster gets to show it is healthy
-_POLL = 0.1  # seconds; how often a waiting thread looks at the stop flag
 
 
 class RunError(RuntimeError):
@@ -93,32 +86,6 @@ class RunResult:
             count = found.get("count", "?") if isinstance(found, dict) else found
             parts.append(f"{name}: {count}")
         return ", ".join(parts) or "no anomalies"
-
-
-class _Caller:
-    """Runs one client call at a time on a daemon thread, so its worker can stop waiting
-    for a call that hangs (and the process can exit although that call never returns)."""
-
-    def __init__(self, name: str):
-        self._calls: queue.SimpleQueue = queue.SimpleQueue()
-        threading.Thread(target=self._loop, name=name, daemon=True).start()
-
-    def _loop(self) -> None:
-        while (item := self._calls.get()) is not None:
-            fut, fn, arg = item
-            if fut.set_running_or_notify_cancel():
-                try:
-                    fut.set_result(fn(arg))
-                except BaseException as exc:  # noqa: BLE001 - handed to the worker
-                    fut.set_exception(exc)
-
-    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Future:
-        fut: Future = Future()
-        self._calls.put((fut, fn, arg))
-        return fut
-
-    def retire(self) -> None:
-        self._calls.put(None)
 
 
 class Runner:
@@ -332,7 +299,7 @@ class Runner:
                     self._cond.notify_all()
                     return None
                 if isinstance(answer, Pending):
-                    wait = _POLL if answer.until is None else min(_POLL, max(0.0, (answer.until - now) / 1e9))
+                    wait = POLL if answer.until is None else min(POLL, max(0.0, (answer.until - now) / 1e9))
                     self._cond.wait(wait)
                     continue
                 self._busy += 1
@@ -349,7 +316,10 @@ class Runner:
             self._cond.notify_all()
 
     def _client_worker(self, thread: int) -> None:
-        worker = _ClientWorker(self, thread)
+        assert self.recorder is not None
+        worker = ClientWorker(thread, recorder=self.recorder, workloads=self.plan.workloads, cluster=self.cluster,
+                              concurrency=self.plan.scenario.concurrency, op_timeout=self.plan.scenario.op_timeout,
+                              stop=self._stop)
         try:
             while (template := self._next(thread)) is not None:
                 kind = INFO
@@ -453,89 +423,3 @@ class Runner:
             result.report = write_report(run_dir)
         except Exception as exc:  # noqa: BLE001
             result.notes.append(f"report failed: {exc.__class__.__name__}: {exc}")
-
-
-class _ClientWorker:
-    """One client thread: its current process id, its open clients (one per workload)
-    and the caller thread its calls run on."""
-
-    def __init__(self, runner: Runner, thread: int):
-        self.runner = runner
-        self.process = thread
-        self.clients: dict[str | None, Client] = {}
-        self.caller: _Caller | None = None
-
-    def perform(self, template: Op) -> str:
-        runner = self.runner
-        recorder = runner.recorder
-        assert recorder is not None
-        name = template.get("workload")
-        extras = {k: v for k, v in template.items() if k not in ("f", "value")}
-        client = self.clients.get(name)
-        if client is None:
-            try:
-                client = runner.plan.workloads[name].client.open(runner.cluster, self.process)
-            except Exception as exc:  # noqa: BLE001 - nothing was sent: a definite fail
-                op = recorder.record(invoke(self.process, template["f"], template.get("value"), **extras))
-                recorder.record({**indeterminate(op, "client-open"), "type": FAIL, **extras,
-                                 "exception": f"{exc.__class__.__name__}: {exc}"})
-                return FAIL
-            self.clients[name] = client
-        op = recorder.record(invoke(self.process, template["f"], template.get("value"), **extras))
-        answer, error, exception = self._call(client, op)
-        done = completion(op, answer) if error is None else indeterminate(op, error)
-        if exception:
-            done["exception"] = exception
-        done.update(extras)
-        recorder.record(done)
-        if done["type"] == INFO:
-            self._retire(stuck=client if error in ("timeout", "interrupted") else None)
-        return done["type"]
-
-    def _call(self, client: Client, op: Op) -> tuple[Op | None, str | None, str | None]:
-        """(answer, None, None), or (None, error code, exception text) when the call
-        raised, timed out or was cut short by a stop."""
-        runner = self.runner
-        if self.caller is None:
-            self.caller = _Caller(f"client-call-{self.process}")
-        fut = self.caller.submit(client.invoke, dict(op))
-        deadline = time.monotonic() + runner.plan.scenario.op_timeout
-        while True:
-            now = time.monotonic()
-            if runner._stop.is_set():
-                deadline = min(deadline, now + STOP_GRACE)
-            if now >= deadline:
-                code = "interrupted" if runner._stop.is_set() else "timeout"
-                fut.add_done_callback(lambda _f: client.close())
-                self.caller.retire()
-                self.caller = None
-                return None, code, None
-            try:
-                return fut.result(timeout=min(_POLL, deadline - now)), None, None
-            except FutureTimeout:
-                continue
-            except Exception as exc:  # noqa: BLE001 - indeterminate: it may have happened
-                return None, "crash", f"{exc.__class__.__name__}: {exc}"
-
-    def _retire(self, stuck: Client | None) -> None:
-        """Jepsen: after an indeterminate op the process may still be doing it, so it is
-        never used again; the thread continues as a new process with new clients."""
-        for client in self.clients.values():
-            if client is not stuck:
-                _close_quietly(client)
-        self.clients.clear()
-        self.process += self.runner.plan.scenario.concurrency
-
-    def close(self) -> None:
-        for client in self.clients.values():
-            _close_quietly(client)
-        self.clients.clear()
-        if self.caller is not None:
-            self.caller.retire()
-
-
-def _close_quietly(client: Client) -> None:
-    try:
-        client.close()
-    except Exception as exc:  # noqa: BLE001 - closing a broken client is best effort
-        log.debug("closing a client failed: %s", exc)
