@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import io
+import math
 
 import matplotlib
 
@@ -15,7 +16,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FuncFormatter, NullLocator  # noqa: E402
 
 from reports.fault_intervals import FaultInterval  # noqa: E402
 from reports.history_digest import HistoryDigest  # noqa: E402
@@ -48,6 +49,22 @@ def shade_faults(ax: Axes, faults: list[FaultInterval], end: float, labels: bool
                     fontsize=7, va="top", ha="left", color="#495057", clip_on=True, zorder=5)
 
 
+def log_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
+    """Round ticks (1, 2, 5 x 10^k) covering [lo, hi] on a log axis, thinned to at most `most`."""
+    k = math.floor(math.log10(lo))
+    candidates = []
+    while 10 ** k <= hi * 10:
+        candidates += [m * 10 ** k for m in (1, 2, 5)]
+        k += 1
+    inside = [c for c in candidates if lo / 1.5 <= c <= hi * 1.5] or [10 ** round(math.log10(hi))]
+    for keep in ((1, 2, 5), (1, 5), (1,)):
+        ticks = [c for c in inside if round(c / 10 ** math.floor(math.log10(c) + 1e-9)) in keep]
+        if len(ticks) <= most:
+            return ticks or inside[:1]
+    step = -(-len(ticks) // most)
+    return ticks[::step]
+
+
 def latency_chart(d: HistoryDigest) -> str | None:
     """Raw latency points by invoke time, one panel per op type, coloured by outcome."""
     points = [p for sample in d.latency.values() for p in sample.items]
@@ -68,8 +85,11 @@ def latency_chart(d: HistoryDigest) -> str | None:
                 ax.scatter([p.t for p in sel], [max(p.ms, 0.01) for p in sel], s=8 if outcome == "ok" else 22,
                            c=colour, alpha=0.75, linewidths=0, zorder=3)
         ax.set_yscale("log")
+        ys = [max(p.ms, 0.01) for p in by_f[f]]
+        ax.set_yticks(log_ticks(min(ys), max(ys)))
+        ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)
         ax.yaxis.set_major_formatter(plain)
-        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: f"{v:g}" if f"{v:g}"[0] in "25" else ""))
+        ax.yaxis.set_minor_locator(NullLocator())
         ax.tick_params(axis="y", labelsize=7)
         ax.set_ylabel(f"{f}\nms", fontsize=8)
         ax.grid(True, which="major", alpha=0.3)

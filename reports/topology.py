@@ -31,14 +31,15 @@ def role_of(node: str) -> str:
 
 
 def cluster_nodes(seen: set[str], sizes: dict[str, int]) -> list[str]:
-    """Node names seen in the history, else zk1..zkZ, kafka1..kafkaK, osn1..osnN from run.json."""
-    named = {n for n in seen if role_of(n) != "other"}
-    if not named:
-        counts = {"zk": sizes.get("zookeepers", 0), "kafka": sizes.get("brokers", 0), "osn": sizes.get("osns", 0)}
-        named = {f"{role}{i}" for role, k in counts.items() for i in range(1, k + 1)}
-    others = {n for n in seen if role_of(n) == "other"}
+    """Per role, the node names seen in the history, else zk1..zkZ, kafka1..kafkaK, osn1..osnN
+    from run.json (a Kafka-only history names no OSN, an ordering-only one no broker)."""
+    counts = {"zk": sizes.get("zookeepers", 0), "kafka": sizes.get("brokers", 0), "osn": sizes.get("osns", 0)}
+    names = set(seen)
+    for role, k in counts.items():
+        if not any(role_of(n) == role for n in seen):
+            names.update(f"{role}{i}" for i in range(1, k + 1))
     key = lambda n: (ROLES.index(role_of(n)) if role_of(n) in ROLES else 3, int(re.sub(r"\D", "", n) or 0), n)
-    return sorted(named | others, key=key)
+    return sorted(names, key=key)
 
 
 def cluster_graph(nodes: list[str]) -> nx.Graph:

@@ -24,3 +24,10 @@ def test_unhealed_fault_is_shaded_to_the_end_of_the_run():
     right = ax.transData.inverted().transform((extent.x1, 0))[0]
     plt.close(fig)
     assert abs(right - 9.0) < 1e-6
+
+
+def test_log_ticks_are_round_and_few():
+    from reports.plots import log_ticks
+
+    assert log_ticks(0.1, 1500) == [0.1, 1, 10, 100, 1000]
+    assert log_ticks(1, 25) == [1, 2, 5, 10, 20]

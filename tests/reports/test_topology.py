@@ -26,3 +26,8 @@ def test_one_panel_per_fault_up_to_the_cap():
 
 def test_no_nodes_means_no_picture():
     assert topology_chart([], []) == (None, 0)
+
+
+def test_roles_the_history_never_names_come_from_run_json():
+    nodes = cluster_nodes({"osn1", "osn2"}, {"zookeepers": 1, "brokers": 1, "osns": 3})
+    assert nodes == ["zk1", "kafka1", "osn1", "osn2"]
