@@ -241,7 +241,9 @@ class Phases:
 
 class FaultSchedule:
     """Start a fault every `interval` seconds and stop it `interval` later, then the next:
-    ops {"f": "start" | "stop", "fault": name}, the fault picked at random from `faults`."""
+    ops {"f": "start" | "stop", "fault": name, "seed": int}, the fault picked at random
+    from `faults`; `seed` feeds the nemesis's own random choices (which node), so those
+    are reproducible from the run's seed too."""
 
     def __init__(self, faults: Sequence[str], interval: float, rng: random.Random):
         self.faults, self.rng = list(faults), rng
@@ -257,11 +259,12 @@ class FaultSchedule:
         if ctx.now < self.next_at:
             return Pending(self.next_at)
         self.next_at = ctx.now + self.interval
+        seed = self.rng.randrange(2**31)
         if self.active is None:
             self.active = self.rng.choice(self.faults)
-            return {"f": "start", "fault": self.active}
+            return {"f": "start", "fault": self.active, "seed": seed}
         fault, self.active = self.active, None
-        return {"f": "stop", "fault": fault}
+        return {"f": "stop", "fault": fault, "seed": seed}
 
 
 class Tag:

@@ -27,7 +27,9 @@ class Nemesis(Protocol):
 
     def invoke(self, op: Op) -> Op:
         """Do op["f"] ("start" or "stop") of op["fault"]; answer the op that says what was
-        done. An exception is recorded as an info op with its error; the run goes on."""
+        done. Random choices (which node) should come from random.Random(op["seed"]), an
+        int drawn from the run's seed, so a run's faults are reproducible. An exception is
+        recorded as an info op with its error; the run goes on."""
 
     def heal_all(self) -> list[Op]:
         """Undo everything this nemesis may have done, whether or not it thinks a fault is

@@ -132,3 +132,11 @@ def test_a_run_is_main_then_heal_then_recovery_then_final_reads():
 
 def test_a_runs_ops_are_the_same_for_the_same_seed():
     assert run_plan_generator(5)[1] == run_plan_generator(5)[1]
+
+
+def test_fault_ops_carry_a_seed_drawn_from_the_runs_seed():
+    def seeds(seed):
+        g = gen.FaultSchedule(["kill", "pause"], 1, gen.derive_rng(seed, "faults"))
+        return [op["seed"] for _, _, op in drain(g, threads=(NEMESIS,), step_ns=NS // 10, until_ns=6 * NS)]
+
+    assert seeds(4) == seeds(4) and seeds(4) != seeds(5) and len(set(seeds(4))) == len(seeds(4))
