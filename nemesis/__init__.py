@@ -3,7 +3,8 @@
 Each module registers its faults with the harness by name (harness/nemesis_api.py), the
 names of clusters/variant.py FAULT_KINDS plus a few more shapes:
 
-- process_faults: kill-broker, kill-leader, kill-controller, pause-broker, kill-osn, pause-osn
+- process_faults: kill-broker, kill-leader, kill-controller, pause-broker, kill-osn, pause-osn,
+  kill-zookeeper, pause-zookeeper
 - partition: partition-halves, isolate-leader, isolate-controller, zk-quorum-loss,
   partition-majorities-ring, isolate-node, zk-from-brokers (topologies.py shapes made into
   iptables rules in the nodes' namespaces; namespace.py runs them)

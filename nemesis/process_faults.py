@@ -93,3 +93,5 @@ register_fault("kill-controller", _factory("kill-controller", "kill", pick="cont
 register_fault("pause-broker", _factory("pause-broker", "pause", role="kafka"))
 register_fault("kill-osn", _factory("kill-osn", "kill", role="osn"))
 register_fault("pause-osn", _factory("pause-osn", "pause", role="osn"))
+register_fault("kill-zookeeper", _factory("kill-zookeeper", "kill", role="zookeeper"))
+register_fault("pause-zookeeper", _factory("pause-zookeeper", "pause", role="zookeeper"))

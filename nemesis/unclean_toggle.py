@@ -155,6 +155,17 @@ class UncleanToggle(Fault):
         return self.restore()
 
     def heal_all(self) -> list[Op]:
+        """Also removes per-broker values left by a run that crashed before restoring them:
+        nothing but this fault sets the key per broker (the variant sets it statically)."""
+        for node in self.cluster.brokers:
+            if node.name in self.before or node.state != "running":
+                continue
+            try:
+                stray = read(self.cluster, [node.name])[node.name].overridden
+            except Exception:  # noqa: BLE001 - a broker that cannot answer now keeps its value
+                continue
+            if stray:
+                self.before[node.name] = Setting(None, False)
         return [self.restore()] if self.before else []
 
 

@@ -5,7 +5,10 @@ fabric-recommended's Kafka settings: RF 3, min ISR 2, no unclean election, acks=
 """
 from __future__ import annotations
 
+import json
+import signal
 import statistics
+import threading
 import time
 from pathlib import Path
 
@@ -14,6 +17,9 @@ import pytest
 from clusters.cluster import TOXIPROXY_API_PORT, Cluster
 from clusters.variant import load_variant
 from harness.nemesis_api import fault_factory
+from harness.plan import prepare
+from harness.runner import Runner
+from harness.scenario import parse_scenario
 from nemesis import unclean_toggle
 from nemesis.link_faults import remove_toxics
 from nemesis.namespace import reachable, tcp_probe
@@ -209,3 +215,35 @@ def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Clu
     print(f"clean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
           f"{len(values)} read back, {len(lost)} acknowledged writes lost")
     assert while_shrunk > 0 and lost == []
+
+
+def test_unclean_toggle_heal_removes_broker_values_a_crashed_run_left(cluster: Cluster) -> None:
+    broker = cluster.brokers[0].name
+    unclean_toggle.write(cluster, {broker: True})  # as if a run died between start and stop
+    nem = fault_factory("unclean-toggle")({})
+    nem.setup(cluster)
+    healed = nem.heal_all()
+    assert healed[0]["value"]["restored"] == {broker: False}
+    assert not unclean_toggle.read(cluster, [broker])[broker].overridden
+
+
+def test_interrupted_harness_run_heals_the_active_partition_before_it_ends(cluster: Cluster, tmp_path: Path) -> None:
+    scenario = parse_scenario({
+        "variant": str(SMALL), "workloads": [{"name": "noop"}], "concurrency": 1, "rate": 5, "duration": 60,
+        "recovery_wait": 0.1, "final_read_time_limit": 1, "op_timeout": 2, "seed": 1,
+        "nemesis": {"faults": ["partition-halves"], "interval": 3}}, "nemesis-interrupted")
+    runner = Runner(prepare(scenario, "nemesis-interrupted"), tmp_path, cluster=cluster, check=False,
+                    handle_signals=False)
+    # What SIGTERM does, after the first partition (at 3 s) and before its planned heal (6 s).
+    timer = threading.Timer(4.5, runner.stop, (signal.SIGTERM,))
+    timer.start()
+    try:
+        result = runner.run()
+    finally:
+        timer.cancel()
+    ops = [json.loads(line) for line in result.history.read_text().splitlines()]
+    nemesis_ops = [o for o in ops if o["process"] == "nemesis"]
+    assert result.signal == signal.SIGTERM
+    assert [o["f"] for o in nemesis_ops] == ["partition", "heal", "heal"]
+    assert nemesis_ops[1]["value"]["connected"] is True and nemesis_ops[2]["value"]["all"] is True
+    assert all(Firewall(cluster).links().values())
