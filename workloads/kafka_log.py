@@ -13,7 +13,7 @@ import random
 import threading
 import time
 import uuid
-from typing import Any, Literal
+from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
@@ -123,7 +123,8 @@ class KafkaLogClient:
         self.consumer: Consumer | None = None
         self.positions: dict[tuple[str, int], int] = {}  # next offset to record, per assigned partition
         self._closed = threading.Event()
-        self._shared: dict[str, SharedProducer] = {}  # unopened client: one producer per cluster run
+        # Used by the unopened client only: one shared producer per cluster run.
+        self._shared: dict[str, SharedProducer] = {}
         self._lock = threading.Lock()
 
     def open(self, cluster: Any, process: int) -> "KafkaLogClient":
@@ -176,7 +177,9 @@ class KafkaLogClient:
             return {"type": INFO, "value": value, "error": "no-delivery-report"}
         err, msg = report
         if err is None:
-            return {"type": OK, "value": {**value, "partition": msg.partition(), "offset": msg.offset()}}
+            # With acks=0 the broker answers nothing, so librdkafka reports no offset (-1).
+            offset = msg.offset() if msg.offset() >= 0 else None
+            return {"type": OK, "value": {**value, "partition": msg.partition(), "offset": offset}}
         return {"type": send_outcome(err.code(), self.cluster.variant.producer.retries), "value": value,
                 "error": error_code(err.code())}
 
@@ -267,6 +270,7 @@ class KafkaLogClient:
                 try:
                     _, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, min(2.0, deadline - time.monotonic())))
                 except KafkaException:
+                    time.sleep(0.1)
                     continue
                 if high is not None and latest == high and next_offset >= high:
                     break  # read up to a high watermark that did not grow since

@@ -3,7 +3,6 @@ acknowledged is polled, read back by the final reads, and ordered identically by
 from __future__ import annotations
 
 import random
-import time
 from collections import defaultdict
 
 import pytest
