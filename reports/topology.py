@@ -93,7 +93,12 @@ def topology_chart(nodes: list[str], faults: list[FaultInterval]) -> tuple[str |
             ax.set_title("cluster", fontsize=9)
         else:
             verb = {"kill": "killed", "pause": "paused"}.get(fault.kind)
-            what = f"{verb}: {', '.join(fault.nodes)}" if verb else f"{len(severed)} links cut"
+            if verb:
+                what = f"{verb}: {', '.join(fault.nodes)}"
+            elif fault.kind == "partition":
+                what = f"{len(severed)} links cut"
+            else:  # nothing cut: say what was done instead
+                what = fault.label if len(fault.label) <= 48 else fault.label[:47] + "…"
             ax.set_title(f"#{fault.index} {fault.kind} at {fault.start / 1e9:.1f}s\n{what}", fontsize=8)
         ax.margins(0.12)
     fig.tight_layout()
