@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Literal
 
 import networkx as nx
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from clusters.node_config import BROKER_PORT, OSN_PORT, ZK_CLIENT_PORT
 from harness.nemesis_api import register_fault
