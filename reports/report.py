@@ -50,6 +50,7 @@ class AnomalySection:
     columns: list[str]
     examples: list[dict[str, Any]]
     evidence: list[int]
+    views: list[tuple[str, str]] = field(default_factory=list)  # (label, anchor) of views showing it
 
 
 @dataclass
@@ -83,6 +84,14 @@ class OffsetTable:
     readers: list[str]
     rows: list[dict[str, Any]]
     focus_total: int
+
+    @property
+    def anchor(self) -> str:
+        return offsets_anchor(self.topic, self.partition)
+
+
+def offsets_anchor(topic: str, partition: int) -> str:
+    return f"offsets-{topic}-{partition}"
 
 
 @dataclass
@@ -186,6 +195,19 @@ def _sections(files: RunFiles) -> list[AnomalySection]:
     return out
 
 
+def _link_views(sections: list[AnomalySection], tables: list[OffsetTable], forks: bool, heights: bool) -> None:
+    """Point each anomaly section at the views that show its evidence."""
+    shown = {(t.topic, t.partition) for t in tables}
+    for s in sections:
+        for topic, partition in sorted(focus_of(s.anomaly.examples)):
+            if (topic, partition) in shown:
+                s.views.append((f"offsets of {topic}/{partition}", offsets_anchor(topic, partition)))
+        if s.anomaly.name in ("block-fork", "broken-chain") and forks:
+            s.views.append(("fork view", "forks"))
+        if s.anomaly.name in ("lagging-osn", "lost-tx", "block-fork") and heights:
+            s.views.append(("OSN block heights", "osn"))
+
+
 def _timeline(d: HistoryDigest, owned: set[int]) -> tuple[list[TimelineRow], list[str]]:
     """Rows in history order; one column per process (nemesis first), extra processes share the last."""
     order: list[str] = []
@@ -270,6 +292,14 @@ def build_context(run_dir: Path) -> ReportContext:
     nodes = cluster_nodes(d.nodes_seen, files.cluster_size)
     topo, topo_faults = topology_chart(nodes, d.faults.intervals)
     forks = _forks(d, anomalies)
+    offset_tables = _offset_tables(d)
+    charts = {
+        "latency": latency_chart(d),
+        "throughput": throughput_chart(d),
+        "heights": height_chart(d),
+        "topology": topo,
+    }
+    _link_views(sections, offset_tables, bool(forks), charts["heights"] is not None)
     return ReportContext(
         files=files,
         digest=d,
@@ -279,19 +309,14 @@ def build_context(run_dir: Path) -> ReportContext:
         tiles=tiles,
         sections=sections,
         settings=_settings(files),
-        charts={
-            "latency": latency_chart(d),
-            "throughput": throughput_chart(d),
-            "heights": height_chart(d),
-            "topology": topo,
-        },
+        charts=charts,
         topology_faults=topo_faults,
         evidence=evidence,
         timeline=timeline,
         lanes=lanes,
         in_timeline=in_timeline,
         shown_evidence=shown_evidence,
-        offset_tables=_offset_tables(d),
+        offset_tables=offset_tables,
         forks=forks[:FORK_ROWS],
         fork_osns=sorted({o for _, _, hashes in forks[:FORK_ROWS] for o in hashes}),
         caps={

@@ -99,13 +99,13 @@ def test_plots_are_inline_png_images(reports):
 
 
 def test_offset_view_marks_acked_offset_missing_from_final_read(reports):
-    table = reports["anomalous"].split("<h3>t0 / partition 0</h3>")[1].split("</table>")[0]
+    table = reports["anomalous"].split(">t0 / partition 0</h3>")[1].split("</table>")[0]
     first_row = table.split("<tr class=")[1]
     assert "missing" in first_row.split(">")[0] and "<td>0</td>" in first_row
 
 
 def test_offset_view_shows_each_reader_as_a_column(reports):
-    table = reports["anomalous"].split("<h3>t0 / partition 1</h3>")[1].split("</table>")[0]
+    table = reports["anomalous"].split(">t0 / partition 1</h3>")[1].split("</table>")[0]
     assert all(f"<th>{r}</th>" in table for r in ("acked send", "poll c1", "final read"))
 
 
@@ -280,3 +280,9 @@ def test_timeline_past_its_cap_shows_the_ops_around_evidence(reports, runs):
     evidence = json.loads((runs["large"] / "results.json").read_text())["anomalies"]["lost-write"]["evidence"]
     html = reports["large"]
     assert f'<tr id="tl-{evidence[0]}">' in html and "ops not shown …" in html
+
+
+def test_anomaly_sections_link_to_the_views_that_show_them(reports):
+    lost = reports["anomalous"].split('id="anomaly-lost-write"')[1].split("<h3")[0]
+    fork = reports["anomalous"].split('id="anomaly-block-fork"')[1].split("<h3")[0]
+    assert 'href="#offsets-t0-0"' in lost and 'href="#forks"' in fork
