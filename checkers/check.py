@@ -1,0 +1,151 @@
+"""`check_history`: a run's history in, results.json out (the public entry point).
+
+results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
+"evidence"}}, "checkers": {"kafka"|"ordering": {"valid", "unknown"}}, "variant",
+"scenario", "idempotent", "stats", "warnings", "history"}. Examples are at most 10
+per anomaly, evidence the sorted history indices, at most 1000 per anomaly.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
+from checkers.kafka import acks, indeterminate_seen, kafka_anomalies, poll_records, final_records, send_completions
+from checkers.ordering import ordering_anomalies
+from checkers.schema import KAFKA_FS, ORDERING_FS
+from checkers.session import spark_session
+from checkers.verdict import CHECKERS, checker_valid, overall_valid
+
+RESULTS_FILE = "results.json"
+MAX_EXAMPLES = 10
+MAX_EVIDENCE = 1000
+_MAX_UNKNOWN = 20
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the checkers need from run.json; all absent for a bare history file."""
+
+    variant: str | None = None
+    scenario: str | None = None
+    idempotent: bool = False
+
+
+def read_run_info(run_dir: Path) -> RunInfo:
+    """Variant, scenario and producer idempotence from run.json in `run_dir`, if there is one."""
+    try:
+        raw = json.loads((run_dir / RUN_FILE).read_text())
+    except FileNotFoundError:
+        return RunInfo()
+    except (OSError, ValueError) as exc:
+        raise HistoryError(f"{run_dir / RUN_FILE}: unreadable run file ({exc})") from None
+    if not isinstance(raw, dict):
+        raise HistoryError(f"{run_dir / RUN_FILE}: not a JSON object")
+
+    def name(key: str) -> str | None:
+        part = raw.get(key)
+        return part.get("name") if isinstance(part, dict) else None
+
+    variant = raw.get("variant") if isinstance(raw.get("variant"), dict) else {}
+    producer = variant.get("producer") if isinstance(variant.get("producer"), dict) else {}
+    return RunInfo(variant=name("variant"), scenario=name("scenario"),
+                   idempotent=bool(producer.get("enable_idempotence", False)))
+
+
+def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str | None = None,
+                  idempotent: bool | None = None, spark: SparkSession | None = None) -> dict[str, Any]:
+    """Check the history of a run directory or history file; write and return results.json.
+
+    Raises HistoryError for input that cannot be checked. `idempotent` overrides what
+    run.json says about the producer; `spark` reuses a running session.
+    """
+    path = Path(path)
+    source = history_file(path)
+    run = read_run_info(source.parent)
+    if idempotent is None:
+        idempotent = run.idempotent
+    out = Path(out_dir) if out_dir is not None else source.parent
+    out.mkdir(parents=True, exist_ok=True)
+    spark = spark or spark_session(spark_master)
+    history = load_history(spark, source, out / (source.stem + ".parquet"))
+    results = judge(history, idempotent=idempotent)
+    results.update(variant=run.variant, scenario=run.scenario)
+    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
+    return results
+
+
+def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
+    """The results dict of a validated history."""
+    ops = history.ops
+    stats = _stats(ops)
+    kafka_rows, undrained = kafka_anomalies(ops)
+    ordering_rows, undelivered = ordering_anomalies(ops)
+    rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        anomalies = _summarise(rows)
+    finally:
+        rows.unpersist()
+    unknown = {
+        "kafka": [f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
+                  for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()],
+        "ordering": [f"no deliver of channel {r['channel']} which had SUCCESS broadcasts"
+                     for r in undelivered.orderBy("channel").limit(_MAX_UNKNOWN).collect()],
+    }
+    ran = {"kafka": any(f in stats["by_f"] for f in KAFKA_FS),
+           "ordering": any(f in stats["by_f"] for f in ORDERING_FS)}
+    checkers: dict[str, Any] = {}
+    for checker, names in CHECKERS.items():
+        if not ran[checker]:
+            continue
+        found = {a for a in anomalies if a in names}
+        checkers[checker] = {"valid": checker_valid(found, unknown[checker], idempotent),
+                             "anomalies": sorted(found), "unknown": unknown[checker]}
+    if ran["kafka"]:
+        sends = send_completions(ops)
+        reads = poll_records(ops).drop("consumer", "pos").unionByName(final_records(ops).drop("pos"))
+        stats["info_sends_seen"] = indeterminate_seen(sends, reads).count()
+    return {
+        "valid": overall_valid([c["valid"] for c in checkers.values()]),
+        "anomalies": anomalies,
+        "checkers": checkers,
+        "idempotent": idempotent,
+        "stats": stats,
+        "warnings": list(history.warnings),
+        "history": str(history.source),
+    }
+
+
+def _stats(ops: DataFrame) -> dict[str, Any]:
+    by_f: dict[str, dict[str, int]] = {}
+    total = 0
+    for r in ops.groupBy("f", "type").count().collect():
+        by_f.setdefault(r["f"], {})[r["type"]] = r["count"]
+        total += r["count"]
+    return {"ops": total, "by_f": dict(sorted(by_f.items()))}
+
+
+def _summarise(rows: DataFrame) -> dict[str, Any]:
+    """Per anomaly: count, the first examples, and the first evidence indices (all bounded)."""
+    counts = {r["anomaly"]: r["count"] for r in rows.groupBy("anomaly").count().collect()}
+    if not counts:
+        return {}
+    first = Window.partitionBy("anomaly").orderBy("order", "example")
+    examples: dict[str, list[Any]] = {}
+    for r in (rows.withColumn("n", F.row_number().over(first)).filter(F.col("n") <= MAX_EXAMPLES)
+              .orderBy("anomaly", "n").collect()):
+        examples.setdefault(r["anomaly"], []).append(json.loads(r["example"]))
+    by_index = Window.partitionBy("anomaly").orderBy("i")
+    evidence: dict[str, list[int]] = {}
+    for r in (rows.select("anomaly", F.explode("evidence").alias("i")).distinct()
+              .withColumn("n", F.row_number().over(by_index)).filter(F.col("n") <= MAX_EVIDENCE)
+              .orderBy("anomaly", "i").collect()):
+        evidence.setdefault(r["anomaly"], []).append(r["i"])
+    return {name: {"count": counts[name], "examples": examples.get(name, []),
+                   "evidence": evidence.get(name, [])} for name in sorted(counts)}

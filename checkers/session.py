@@ -1,0 +1,48 @@
+"""The SparkSession every checker runs in.
+
+local[*] by default, tuned for a small machine (few shuffle partitions, no UI, quiet
+logs); a Spark cluster is reached by passing its master URL. The caller decides the
+master: this module reads no environment variable.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+LOCAL_MASTER = "local[*]"
+_LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
+
+# Small-machine defaults: a history fits in a few partitions and the UI only costs
+# start-up time and a port.
+_DEFAULTS: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "8",
+    "spark.default.parallelism": "4",
+    "spark.ui.enabled": "false",
+    "spark.ui.showConsoleProgress": "false",
+    "spark.sql.adaptive.enabled": "true",
+    "spark.sql.session.timeZone": "UTC",
+    "spark.driver.memory": "3g",
+    "spark.sql.files.maxPartitionBytes": str(64 * 1024 * 1024),
+    "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
+}
+
+# A local session talks to itself only, over loopback.
+_LOCAL_ONLY: dict[str, str] = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+}
+
+
+def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") -> SparkSession:
+    """The session for `master` (local[*] when None); an already running one is reused."""
+    master = master or LOCAL_MASTER
+    builder = SparkSession.builder.master(master).appName(app_name)
+    settings = dict(_DEFAULTS)
+    if master.startswith("local"):
+        settings.update(_LOCAL_ONLY)
+    for key, value in settings.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

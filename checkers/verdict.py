@@ -1,0 +1,47 @@
+"""From anomalies found to Jepsen's verdict: true, false or "unknown".
+
+A failing anomaly makes its checker false. Duplicates fail only when the run's
+producer is idempotent (Fabric's is not: peers drop repeated tx ids). lagging-osn and
+partitions or channels nobody read to the end make a checker unknown, not false.
+unseen is informational and never changes a verdict.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+Valid = bool | Literal["unknown"]
+UNKNOWN: Literal["unknown"] = "unknown"
+
+KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "nonmonotonic-poll",
+         "poll-skip", "nonmonotonic-send", "aborted-read", "unseen")
+ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
+CHECKERS: dict[str, tuple[str, ...]] = {"kafka": KAFKA, "ordering": ORDERING}
+
+_DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
+_MAKES_UNKNOWN = frozenset({"lagging-osn"})
+_INFORMATIONAL = frozenset({"unseen"})
+
+
+def fails(anomaly: str, idempotent: bool) -> bool:
+    """Whether one occurrence of `anomaly` makes its checker invalid."""
+    if anomaly in _DUPLICATES:
+        return idempotent
+    return anomaly not in _MAKES_UNKNOWN | _INFORMATIONAL
+
+
+def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool) -> Valid:
+    """One checker's verdict from the anomaly names it found and why it could not judge."""
+    if any(fails(a, idempotent) for a in found):
+        return False
+    if unknown_reasons or found & _MAKES_UNKNOWN:
+        return UNKNOWN
+    return True
+
+
+def overall_valid(verdicts: list[Valid]) -> Valid:
+    """False if any checker is false, else unknown if any is unknown or none ran, else true."""
+    if any(v is False for v in verdicts):
+        return False
+    if not verdicts or any(v == UNKNOWN for v in verdicts):
+        return UNKNOWN
+    return True

@@ -1,0 +1,44 @@
+"""One local Spark session for all checker tests, and small helpers to run transforms."""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from checkers.history import parse_lines
+from checkers.session import spark_session
+from checkers.synthetic import HistoryBuilder
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[SparkSession]:
+    session = spark_session("local[2]", app_name="ordeal-checker-tests")
+    session.conf.set("spark.sql.shuffle.partitions", "2")
+    yield session
+
+
+@pytest.fixture
+def ops_of(spark: SparkSession):
+    """Turn a HistoryBuilder into the validated ops DataFrame the checkers take."""
+
+    def build(history: HistoryBuilder) -> DataFrame:
+        text = spark.createDataFrame([(line,) for line in history.lines()], "value string")
+        return parse_lines(text).filter(F.col("_defect").isNull()).drop("_defect")
+
+    return build
+
+
+def _collect(rows: DataFrame) -> list[dict[str, Any]]:
+    out = [{"anomaly": r["anomaly"], "evidence": list(r["evidence"]), "example": json.loads(r["example"])}
+           for r in rows.collect()]
+    return sorted(out, key=lambda a: a["evidence"])
+
+
+@pytest.fixture
+def found():
+    """Anomaly rows as dicts: anomaly, evidence, example (parsed), sorted by evidence."""
+    return _collect

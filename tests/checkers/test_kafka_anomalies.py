@@ -1,0 +1,216 @@
+"""Each Kafka anomaly on a tiny history that has exactly it, and on its clean twin."""
+from __future__ import annotations
+
+from checkers import kafka
+from checkers.synthetic import HistoryBuilder
+
+
+def _anomalies(ops, transform: str):
+    sends = kafka.send_completions(ops)
+    acked = kafka.acks(sends)
+    polls = kafka.poll_records(ops)
+    finals = kafka.final_records(ops)
+    drained = kafka.final_partitions(ops)
+    observed = kafka.cells(acked, polls, finals)
+    reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
+    return {
+        "lost-write": lambda: kafka.lost_writes(acked, finals, drained),
+        "inconsistent-offsets": lambda: kafka.inconsistent_offsets(observed),
+        "duplicate": lambda: kafka.duplicates(observed),
+        "realtime-order": lambda: kafka.realtime_order(acked),
+        "nonmonotonic-send": lambda: kafka.nonmonotonic_sends(acked),
+        "nonmonotonic-poll": lambda: kafka.nonmonotonic_polls(kafka.poll_sequences(ops)),
+        "poll-skip": lambda: kafka.poll_skips(kafka.poll_sequences(ops), finals),
+        "aborted-read": lambda: kafka.aborted_reads(sends, reads),
+        "unseen": lambda: kafka.unseen(acked, polls),
+    }[transform]()
+
+
+def _two_sends(final: list[tuple[int, int]]) -> tuple[HistoryBuilder, dict[str, int]]:
+    h = HistoryBuilder()
+    _, s1 = h.send(0, "t0", 1, offset=0)
+    _, s2 = h.send(0, "t0", 2, offset=1)
+    h.nemesis("heal", {})
+    _, fr = h.final_read(9, "t0", 0, final)
+    return h, {"s1": s1, "s2": s2, "final": fr}
+
+
+def test_acknowledged_send_missing_from_final_read_is_lost_write(ops_of, found):
+    h, at = _two_sends([(0, 1)])
+    rows = found(_anomalies(ops_of(h), "lost-write"))
+    assert [(r["evidence"], r["example"]["value"]) for r in rows] == [([at["s2"], at["final"]], 2)]
+
+
+def test_final_read_with_every_acknowledged_value_has_no_lost_write(ops_of, found):
+    h, _ = _two_sends([(0, 1), (1, 2)])
+    assert found(_anomalies(ops_of(h), "lost-write")) == []
+
+
+def test_info_send_missing_from_final_read_is_not_lost(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, type="info")
+    h.final_read(9, "t0", 0, [])
+    assert found(_anomalies(ops_of(h), "lost-write")) == []
+
+
+def test_partition_without_final_read_is_undrained(ops_of):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.send(0, "t1", 1, offset=0)
+    h.final_read(9, "t0", 0, [(0, 1)])
+    ops = ops_of(h)
+    undrained = kafka.undrained_partitions(kafka.acks(kafka.send_completions(ops)), kafka.final_partitions(ops))
+    assert [(r["topic"], r["partition"]) for r in undrained.collect()] == [("t1", 0)]
+
+
+def test_two_values_at_one_offset_are_inconsistent_offsets(ops_of, found):
+    h, at = _two_sends([(0, 1), (1, 3)])
+    rows = found(_anomalies(ops_of(h), "inconsistent-offsets"))
+    assert [(r["evidence"], r["example"]["values"]) for r in rows] == [([at["s2"], at["final"]], [2, 3])]
+
+
+def test_agreeing_acks_and_reads_are_not_inconsistent(ops_of, found):
+    h, _ = _two_sends([(0, 1), (1, 2)])
+    assert found(_anomalies(ops_of(h), "inconsistent-offsets")) == []
+
+
+def test_value_at_two_offsets_is_duplicate(ops_of, found):
+    h, at = _two_sends([(0, 1), (1, 2), (2, 2)])
+    rows = found(_anomalies(ops_of(h), "duplicate"))
+    assert [(r["evidence"], r["example"]["value"]) for r in rows] == [([at["s2"], at["final"]], 2)]
+
+
+def test_distinct_values_are_not_duplicates(ops_of, found):
+    h, _ = _two_sends([(0, 1), (1, 2)])
+    assert found(_anomalies(ops_of(h), "duplicate")) == []
+
+
+def _sequential_sends(second_offset: int) -> tuple[HistoryBuilder, tuple[int, int, int]]:
+    h = HistoryBuilder()
+    _, a = h.send(0, "t0", 1, offset=5)
+    b_invoke, b = h.send(1, "t0", 2, offset=second_offset)
+    return h, (a, b_invoke, b)
+
+
+def test_later_send_landing_before_completed_one_is_realtime_order(ops_of, found):
+    h, evidence = _sequential_sends(3)
+    rows = found(_anomalies(ops_of(h), "realtime-order"))
+    assert [r["evidence"] for r in rows] == [list(evidence)]
+
+
+def test_later_send_landing_after_completed_one_is_in_realtime_order(ops_of, found):
+    h, _ = _sequential_sends(6)
+    assert found(_anomalies(ops_of(h), "realtime-order")) == []
+
+
+def test_concurrent_sends_may_land_in_either_order(ops_of, found):
+    h = HistoryBuilder()
+    a = {"topic": "t0", "value": 1}
+    b = {"topic": "t0", "value": 2}
+    h.op(0, "invoke", "send", a)
+    h.op(1, "invoke", "send", b)
+    h.op(0, "ok", "send", dict(a, partition=0, offset=5))
+    h.op(1, "ok", "send", dict(b, partition=0, offset=3))
+    assert found(_anomalies(ops_of(h), "realtime-order")) == []
+
+
+def test_process_send_landing_before_its_previous_is_nonmonotonic_send(ops_of, found):
+    h = HistoryBuilder()
+    _, first = h.send(0, "t0", 1, offset=4)
+    _, second = h.send(0, "t0", 2, offset=2)
+    rows = found(_anomalies(ops_of(h), "nonmonotonic-send"))
+    assert [r["evidence"] for r in rows] == [[first, second]]
+
+
+def test_process_sends_in_increasing_offsets_are_monotonic(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=4)
+    h.send(0, "t0", 2, offset=5)
+    assert found(_anomalies(ops_of(h), "nonmonotonic-send")) == []
+
+
+def _polls(reassign: bool) -> tuple[HistoryBuilder, int, int]:
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    _, p1 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 0, 1, 11)])
+    if reassign:
+        h.assign(7, "c1", [("t0", 0)])
+    _, p2 = h.poll(7, "c1", [("t0", 0, 1, 11), ("t0", 0, 2, 12)])
+    return h, p1, p2
+
+
+def test_poll_repeating_an_offset_without_assign_is_nonmonotonic_poll(ops_of, found):
+    h, p1, p2 = _polls(reassign=False)
+    rows = found(_anomalies(ops_of(h), "nonmonotonic-poll"))
+    assert [(r["evidence"], r["example"]["offset"]) for r in rows] == [([p1, p2], 1)]
+
+
+def test_poll_repeating_an_offset_after_assign_is_allowed(ops_of, found):
+    h, _, _ = _polls(reassign=True)
+    assert found(_anomalies(ops_of(h), "nonmonotonic-poll")) == []
+
+
+def _skip(second_poll: list[int], final: list[int]) -> tuple[HistoryBuilder, int, int]:
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    _, p1 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 0, 1, 11)])
+    _, p2 = h.poll(7, "c1", [("t0", 0, o, 10 + o) for o in second_poll])
+    h.final_read(9, "t0", 0, [(o, 10 + o) for o in final])
+    return h, p1, p2
+
+
+def test_polls_jumping_over_final_read_offsets_are_poll_skip(ops_of, found):
+    h, p1, p2 = _skip([4], [0, 1, 2, 3, 4])
+    rows = found(_anomalies(ops_of(h), "poll-skip"))
+    assert [(r["evidence"], r["example"]["skipped"]) for r in rows] == [([p1, p2], 2)]
+
+
+def test_polls_reading_on_without_gap_do_not_skip(ops_of, found):
+    h, _, _ = _skip([2, 3, 4], [0, 1, 2, 3, 4])
+    assert found(_anomalies(ops_of(h), "poll-skip")) == []
+
+
+def test_polls_jumping_over_offsets_absent_from_final_read_do_not_skip(ops_of, found):
+    h, _, _ = _skip([4], [0, 1, 4])
+    assert found(_anomalies(ops_of(h), "poll-skip")) == []
+
+
+def test_failed_send_seen_by_a_poll_is_aborted_read(ops_of, found):
+    h = HistoryBuilder()
+    _, failed = h.send(0, "t0", 7, type="fail")
+    _, poll = h.poll(7, "c1", [("t0", 0, 0, 7)])
+    rows = found(_anomalies(ops_of(h), "aborted-read"))
+    assert [(r["evidence"], r["example"]["value"]) for r in rows] == [([failed, poll], 7)]
+
+
+def test_info_send_seen_by_a_poll_is_not_aborted_read(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 7, type="info")
+    h.poll(7, "c1", [("t0", 0, 0, 7)])
+    assert found(_anomalies(ops_of(h), "aborted-read")) == []
+
+
+def test_info_send_seen_by_a_poll_counts_as_indeterminate_seen(ops_of):
+    h = HistoryBuilder()
+    h.send(0, "t0", 7, type="info")
+    h.send(0, "t0", 8, type="info")
+    h.poll(7, "c1", [("t0", 0, 0, 7)])
+    ops = ops_of(h)
+    reads = kafka.poll_records(ops).drop("consumer", "pos")
+    assert kafka.indeterminate_seen(kafka.send_completions(ops), reads).count() == 1
+
+
+def test_acknowledged_value_no_poll_returned_is_unseen(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    _, s2 = h.send(0, "t0", 2, offset=1)
+    h.poll(7, "c1", [("t0", 0, 0, 1)])
+    rows = found(_anomalies(ops_of(h), "unseen"))
+    assert [(r["evidence"], r["example"]["value"]) for r in rows] == [([s2], 2)]
+
+
+def test_every_acknowledged_value_polled_leaves_nothing_unseen(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.poll(7, "c1", [("t0", 0, 0, 1)])
+    assert found(_anomalies(ops_of(h), "unseen")) == []
