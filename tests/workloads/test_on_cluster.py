@@ -102,6 +102,32 @@ def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cl
         assert v["high_watermark"] == len(want)
 
 
+def test_a_consumer_in_a_group_subscribes_and_polls_what_was_sent(cluster):
+    from harness.workload import workload_factory
+
+    grouped = workload_factory("kafka-log")({"group": "g-test", "send_fraction": 0.0, "poll_timeout": 0.5},
+                                            cluster.variant)
+    client = grouped.client.open(cluster, 0)
+    try:
+        finals = grouped.final_generator()
+        topic = finals.op(Context(0, 0))["value"]["topic"]
+        for v in range(10):
+            assert invoke(client, "send", {"topic": topic, "key": f"k{v % 3}", "value": v})["type"] == OK
+        assign = grouped.generator(random.Random(9)).op(Context(0, 0))
+        assert assign["f"] == "assign" and assign["value"]["seek"] == "committed"
+        assert invoke(client, "assign", assign["value"])["type"] == OK
+        seen = []
+        for _ in range(30):  # bounded: joining the group takes a few seconds
+            answer = invoke(client, "poll", {"consumer": "c0"})
+            assert answer["type"] == OK
+            seen += [r["value"] for r in answer["value"]["records"] if r["topic"] == topic]
+            if len(seen) >= 10:
+                break
+    finally:
+        client.close()
+    assert sorted(seen) == list(range(10))
+
+
 def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
     from harness.workload import workload_factory
 
