@@ -35,7 +35,10 @@ _LOCAL_ONLY: dict[str, str] = {
 
 
 def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") -> SparkSession:
-    """The session for `master` (local[*] when None); an already running one is reused."""
+    """The session for `master` (local[*] when None); an already running one is reused as it is."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
     master = master or LOCAL_MASTER
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(_DEFAULTS)

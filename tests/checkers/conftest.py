@@ -17,7 +17,10 @@ from checkers.synthetic import HistoryBuilder
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     session = spark_session("local[2]", app_name="ordeal-checker-tests")
-    session.conf.set("spark.sql.shuffle.partitions", "2")
+    # Tiny inputs: compiling generated code and re-planning cost more than they save.
+    for key, value in {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                       "spark.sql.codegen.wholeStage": "false"}.items():
+        session.conf.set(key, value)
     yield session
 
 

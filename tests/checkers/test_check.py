@@ -1,0 +1,83 @@
+"""check_history end to end: results.json for Kafka-only and ordering-only histories, run.json."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from checkers.check import RESULTS_FILE, check_history, read_run_info
+from checkers.synthetic import HistoryBuilder, make_chain
+
+
+def _kafka_only(lost: bool) -> HistoryBuilder:
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    h.send(0, "t0", 1, offset=0)
+    h.send(0, "t0", 2, offset=1)
+    h.send(1, "t0", 3, type="info")
+    h.poll(7, "c1", [("t0", 0, 0, 1), ("t0", 0, 1, 2), ("t0", 0, 2, 3)])
+    h.nemesis("heal", {"healed": "all"})
+    h.final_read(9, "t0", 0, [(0, 1), (2, 3)] if lost else [(0, 1), (1, 2), (2, 3)])
+    return h
+
+
+def _ordering_only() -> HistoryBuilder:
+    h = HistoryBuilder()
+    for tx in ("tx-1", "tx-2"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    for osn in ("osn1", "osn2"):
+        h.deliver(9, "ch0", osn, make_chain([["tx-1"], ["tx-2"]]))
+    return h
+
+
+def _run_dir(tmp_path: Path, h: HistoryBuilder, run: dict | None = None) -> Path:
+    h.write(tmp_path / "history.jsonl")
+    if run is not None:
+        (tmp_path / "run.json").write_text(json.dumps(run))
+    return tmp_path
+
+
+def test_clean_kafka_only_history_is_valid_with_kafka_checker_only(spark, tmp_path):
+    results = check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=spark)
+    assert (results["valid"], list(results["checkers"])) == (True, ["kafka"])
+
+
+def test_results_json_written_beside_history_counts_ops_and_seen_info_sends(spark, tmp_path):
+    check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=spark)
+    written = json.loads((tmp_path / RESULTS_FILE).read_text())
+    assert (written["stats"]["by_f"]["send"], written["stats"]["info_sends_seen"]) == (
+        {"invoke": 3, "ok": 2, "info": 1}, 1)
+
+
+def test_lost_write_makes_results_invalid_with_its_evidence(spark, tmp_path):
+    results = check_history(_run_dir(tmp_path, _kafka_only(lost=True)), spark=spark)
+    lost = results["anomalies"]["lost-write"]
+    assert (results["valid"], lost["count"], lost["evidence"], lost["examples"][0]["value"]) == (
+        False, 1, [5, 12], 2)
+
+
+def test_clean_ordering_only_history_is_valid_with_ordering_checker_only(spark, tmp_path):
+    results = check_history(_run_dir(tmp_path, _ordering_only()), out_dir=tmp_path / "out", spark=spark)
+    assert (results["valid"], list(results["checkers"]), (tmp_path / "out" / RESULTS_FILE).is_file()) == (
+        True, ["ordering"], True)
+
+
+def test_run_json_names_variant_scenario_and_idempotence(tmp_path):
+    (tmp_path / "run.json").write_text(json.dumps({
+        "scenario": {"name": "kill-leader"}, "seed": 3,
+        "variant": {"name": "acks-1", "producer": {"enable_idempotence": True, "acks": "1"}}}))
+    info = read_run_info(tmp_path)
+    assert (info.variant, info.scenario, info.idempotent) == ("acks-1", "kill-leader", True)
+
+
+def test_bare_history_has_no_variant_and_no_idempotence(tmp_path):
+    info = read_run_info(tmp_path)
+    assert (info.variant, info.scenario, info.idempotent) == (None, None, False)
+
+
+def test_recheck_reuses_the_parquet_copy(spark, tmp_path):
+    run = _run_dir(tmp_path, _ordering_only())
+    check_history(run, spark=spark)
+    marker = next((run / "history.parquet").glob("_ordeal_source.json"))
+    before = marker.stat().st_mtime_ns
+    check_history(run, spark=spark)
+    assert marker.stat().st_mtime_ns == before
