@@ -117,3 +117,13 @@ def test_the_reader_streams_ops_written_after_it_started(tmp_path):
     with open(path, "a") as fh:
         fh.write('{"index": 1}\n')
     assert next(ops) == {"index": 1}
+
+
+def test_a_value_json_cannot_hold_is_recorded_as_its_repr(tmp_path):
+    class Odd:
+        def __repr__(self):
+            return "<odd>"
+
+    with Recorder(tmp_path / "h.jsonl") as rec:
+        rec.record(invoke(0, "send", {"value": Odd()}))
+    assert next(read_history(tmp_path / "h.jsonl"))["value"] == {"value": "<odd>"}
