@@ -13,15 +13,17 @@ import random
 import threading
 import time
 import uuid
+from dataclasses import dataclass, field
 from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.health import _QUIET
-from harness.generator import Answer, Context, Seq
+from harness.generator import Answer, Context
 from harness.op import FAIL, INFO, OK, Op
 from harness.workload import Workload, register_workload
+from workloads.final_reads import FinalReports, UntilOk
 from workloads.kafka_errors import error_code, send_outcome
 from workloads.producer import SharedProducer
 from workloads.topics import TopicSet
@@ -80,15 +82,24 @@ class Unassigned:
             return False
 
 
+@dataclass(frozen=True)
+class KafkaLogState:
+    """What one workload instance's generators and clients share."""
+
+    topics: TopicSet
+    unassigned: Unassigned = field(default_factory=Unassigned)
+    finals: FinalReports = field(default_factory=FinalReports)
+
+
 class KafkaLogOps:
     """The main phase's endless ops. A send goes to a random topic and key; each consumer op
     belongs to the consumer of the asking worker thread ("c<thread>"), whose first op is an
     assign (so is the first after its process was replaced, see Unassigned)."""
 
-    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, unassigned: Unassigned, rng: random.Random):
-        self.opts, self.topics, self.unassigned, self.rng = opts, topics, unassigned, rng
+    def __init__(self, opts: KafkaLogOptions, state: KafkaLogState, rng: random.Random):
+        self.opts, self.topics, self.unassigned, self.rng = opts, state.topics, state.unassigned, rng
         # Generators run under the runner's generator lock: plain counters are unique.
-        self.values = {t: itertools.count() for t in topics.names}
+        self.values = {t: itertools.count() for t in self.topics.names}
         self.assigned: set[int | str] = set()
 
     def op(self, ctx: Context) -> Answer:
@@ -116,9 +127,9 @@ class KafkaLogClient:
     """One process's consumer (made on its first assign), its final reads and its sends through
     the workload's shared producer (see workloads.producer)."""
 
-    def __init__(self, opts: KafkaLogOptions, topics: TopicSet, unassigned: Unassigned, cluster: Any = None,
+    def __init__(self, opts: KafkaLogOptions, state: KafkaLogState, cluster: Any = None,
                  process: int | None = None, producer: SharedProducer | None = None):
-        self.opts, self.topics, self.unassigned, self.cluster, self.process = opts, topics, unassigned, cluster, process
+        self.opts, self.state, self.cluster, self.process = opts, state, cluster, process
         self.producer = producer
         self.consumer: Consumer | None = None
         self.positions: dict[tuple[str, int], int] = {}  # next offset to record, per assigned partition
@@ -128,13 +139,13 @@ class KafkaLogClient:
         self._lock = threading.Lock()
 
     def open(self, cluster: Any, process: int) -> "KafkaLogClient":
-        self.topics.ensure(cluster)
+        self.state.topics.ensure(cluster)
         with self._lock:
             if cluster.run not in self._shared:
                 self._shared[cluster.run] = SharedProducer(self._producer_config(cluster))
             producer = self._shared[cluster.run]
         producer.acquire()
-        return KafkaLogClient(self.opts, self.topics, self.unassigned, cluster, process, producer)
+        return KafkaLogClient(self.opts, self.state, cluster, process, producer)
 
     def _producer_config(self, cluster: Any) -> dict[str, Any]:
         p = cluster.variant.producer
@@ -157,7 +168,13 @@ class KafkaLogClient:
         if f == "poll":
             return self.poll(value)
         if f == "final-read":
-            return self.final_read(value)
+            ok = False
+            try:
+                answer = self.final_read(value)
+                ok = answer["type"] == OK
+                return answer
+            finally:
+                self.state.finals.completed(value, ok)  # asked again unless ok
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     # -- send ---------------------------------------------------------------------
@@ -217,7 +234,7 @@ class KafkaLogClient:
 
     def poll(self, value: dict[str, Any]) -> Op:
         if self.consumer is None:
-            self.unassigned.mark(value["consumer"])
+            self.state.unassigned.mark(value["consumer"])
             return {"type": FAIL, "value": value, "error": "unassigned"}
         try:
             messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
@@ -306,15 +323,16 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
     # read an earlier run's records (its values would collide with this run's).
     token = uuid.uuid4().hex[:6]
     topics = TopicSet([f"t{i}-{token}" for i in range(opts.topics)], opts.partitions)
-    unassigned = Unassigned()
+    state = KafkaLogState(topics)
 
     def generator(rng: random.Random) -> KafkaLogOps:
-        return KafkaLogOps(opts, topics, unassigned, rng)
+        return KafkaLogOps(opts, state, rng)
 
-    def final_generator() -> Seq:
-        return Seq({"f": "final-read", "value": {"topic": t, "partition": p}} for t, p in topics.partitions_of())
+    def final_generator() -> UntilOk:
+        return state.finals.start([{"f": "final-read", "value": {"topic": t, "partition": p}}
+                                   for t, p in topics.partitions_of()])
 
-    return Workload(name="kafka-log", client=KafkaLogClient(opts, topics, unassigned), generator=generator,
+    return Workload(name="kafka-log", client=KafkaLogClient(opts, state), generator=generator,
                     final_generator=final_generator)
 
 

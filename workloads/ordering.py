@@ -20,9 +20,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
-from harness.generator import Answer, Context, Seq
+from harness.generator import Answer, Context
 from harness.op import FAIL, INFO, OK, Op
 from harness.workload import Workload, register_workload
+from workloads.final_reads import FinalReports, UntilOk
 
 REFUSED = frozenset({"BAD_REQUEST", "NOT_FOUND", "FORBIDDEN"})  # checked before anything reaches Kafka
 
@@ -86,13 +87,14 @@ class OrderingOps:
 class OrderingClient:
     """One process's gRPC channels to the OSNs."""
 
-    def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, addresses: dict[str, str] | None = None):
-        self.opts, self.cursors, self.addresses = opts, cursors, addresses or {}
+    def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, finals: FinalReports,
+                 addresses: dict[str, str] | None = None):
+        self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
         self.osn: OsnClient | None = None
         self._closed = threading.Event()
 
     def open(self, cluster: Any, process: int) -> "OrderingClient":
-        client = OrderingClient(self.opts, self.cursors, cluster.osn_addresses())
+        client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses())
         client.osn = OsnClient(creator="client")
         return client
 
@@ -102,8 +104,16 @@ class OrderingClient:
             return {"type": FAIL, "value": value, "error": "unknown-osn"}
         if f == "broadcast":
             return self.broadcast(value)
+        if f == "deliver" and value.get("final"):
+            ok = False
+            try:
+                answer = self.final_deliver(value)
+                ok = answer["type"] == OK
+                return answer
+            finally:
+                self.finals.completed(value, ok)  # asked again unless ok
         if f == "deliver":
-            return self.final_deliver(value) if value.get("final") else self.deliver(value)
+            return self.deliver(value)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     def broadcast(self, value: dict[str, Any]) -> Op:
@@ -189,15 +199,16 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     # already hold an earlier run's txs.
     token = uuid.uuid4().hex[:6]
     cursors = DeliverCursors()
+    finals = FinalReports()
 
     def generator(rng: random.Random) -> OrderingOps:
         return OrderingOps(opts, channels, osns, token, cursors, rng)
 
-    def final_generator() -> Seq:
-        return Seq({"f": "deliver", "value": {"channel": c, "osn": o, "from": 0, "final": True}}
-                   for c in channels for o in osns)
+    def final_generator() -> UntilOk:
+        return finals.start([{"f": "deliver", "value": {"channel": c, "osn": o, "from": 0, "final": True}}
+                             for c in channels for o in osns])
 
-    return Workload(name="ordering", client=OrderingClient(opts, cursors), generator=generator,
+    return Workload(name="ordering", client=OrderingClient(opts, cursors, finals), generator=generator,
                     final_generator=final_generator)
 
 

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from clusters.variant import load_variant
-from harness.generator import Context
+from harness.generator import Context, Pending
 from harness.workload import workload_factory
 
 VARIANT = load_variant("fabric-recommended")
@@ -19,8 +19,9 @@ def ops(gen, n, threads=(0,)):
 
 
 def drain(gen):
+    """Every op the generator has before it waits (Pending) or is exhausted."""
     out = []
-    while (op := gen.op(Context(0, 0))) is not None:
+    while isinstance(op := gen.op(Context(0, 0)), dict):
         out.append(op)
     return out
 
@@ -110,3 +111,15 @@ def test_a_consumer_whose_process_was_replaced_is_assigned_again_after_its_first
     # The successor's client has no consumer yet (the unopened client stands in for it).
     assert w.client.invoke({"process": 6, "f": "poll", "value": {"consumer": "c0"}})["error"] == "unassigned"
     assert [op["f"] for op in ops(gen, 2)] == ["assign", "poll"]
+
+
+def test_a_final_read_that_was_not_ok_is_asked_again_and_the_phase_ends_when_all_were_ok():
+    w = workload_factory("kafka-log")({"topics": 1, "partitions": 2}, VARIANT)
+    final = w.final_generator()
+    first = drain(final)
+    assert len(first) == 2 and final.op(Context(0, 0)) == Pending()  # both out: wait for them
+    w.client.state.finals.completed(first[0]["value"], ok=True)
+    w.client.state.finals.completed(first[1]["value"], ok=False)
+    assert drain(final) == [first[1]]
+    w.client.state.finals.completed(first[1]["value"], ok=True)
+    assert final.op(Context(0, 0)) is None
