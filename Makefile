@@ -5,7 +5,7 @@ bootstrap:
 	@bash clusters/bootstrap.sh
 
 run: bootstrap
-	.venv/bin/ordeal cluster smoke --variant fabric-recommended
+	.venv/bin/ordeal run default
 
 test: bootstrap
 	.venv/bin/pytest -q -ra
