@@ -4,7 +4,7 @@ N threads, each one process with its own opened client, send as fast as the clus
 acknowledges for `--seconds`; prints sends/s, p50/p99 latency and the outcome counts.
 Boots fabric-recommended and tears it down, or attaches to a running cluster (--run).
 
-    .venv/bin/python bench/workload.py [--threads 256] [--seconds 20] [--run RUN] [--linger-ms MS]
+    .venv/bin/python bench/workload.py [--threads 256] [--seconds 20] [--warmup 10] [--run RUN] [--linger-ms MS]
 """
 from __future__ import annotations
 
@@ -21,22 +21,16 @@ from harness.generator import Context
 from workloads.kafka_log import kafka_log_workload
 
 
-def bench(cluster: Cluster, threads: int, seconds: float, options: dict) -> None:
+def bench(cluster: Cluster, threads: int, seconds: float, warmup: float, options: dict) -> None:
     workload = kafka_log_workload({"send_fraction": 1.0, **options}, cluster.variant)
     gen = workload.generator(random.Random(0))
     gen_lock = threading.Lock()  # the runner's generator lock: one generator thread at a time
     clients = [workload.client.open(cluster, p) for p in range(threads)]
-    # Warm-up: connections and metadata before the clock starts.
-    for c in clients:
-        with gen_lock:
-            op = gen.op(Context(0, 0))
-        c.invoke(op)
     outcomes: Counter[str] = Counter()
     latencies: list[float] = []
     lock = threading.Lock()
-    stop_at = time.monotonic() + seconds
 
-    def worker(i: int) -> None:
+    def worker(i: int, stop_at: float) -> None:
         mine: list[float] = []
         kinds: Counter[str] = Counter()
         while time.monotonic() < stop_at:
@@ -50,19 +44,29 @@ def bench(cluster: Cluster, threads: int, seconds: float, options: dict) -> None
             latencies.extend(mine)
             outcomes.update(kinds)
 
-    started = time.monotonic()
-    workers = [threading.Thread(target=worker, args=(i,)) for i in range(threads)]
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    elapsed = time.monotonic() - started
-    for c in clients:
-        c.close()
+    def run(span: float) -> float:
+        started = time.monotonic()
+        workers = [threading.Thread(target=worker, args=(i, started + span)) for i in range(threads)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+        return time.monotonic() - started
+
+    try:
+        # A freshly booted broker's JVM is still compiling its hot paths: not counted.
+        run(warmup)
+        outcomes.clear()
+        latencies.clear()
+        elapsed = run(seconds)
+    finally:
+        for c in clients:
+            c.close()
     latencies.sort()
     ms = [x * 1000 for x in latencies]
     pct = (lambda q: ms[min(len(ms) - 1, int(q * len(ms)))]) if ms else (lambda q: float("nan"))
-    print(f"kafka-log on {cluster.variant.name}: {threads} threads, {elapsed:.1f} s, options {options or '{}'}")
+    print(f"kafka-log on {cluster.variant.name}: {threads} threads, {elapsed:.1f} s after {warmup:.0f} s of "
+          f"warm-up, options {options or '{}'}")
     print(f"  acknowledged sends/s: {outcomes['ok'] / elapsed:,.0f}  ({outcomes['ok']} ok)")
     print(f"  latency ms: p50 {pct(0.5):.1f}  p99 {pct(0.99):.1f}  mean {statistics.fmean(ms) if ms else 0:.1f}")
     others = {k: v for k, v in outcomes.items() if k != "ok"}
@@ -73,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--warmup", type=float, default=10.0, help="seconds of sends before the clock starts")
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")
     parser.add_argument("--linger-ms", type=float, default=None, help="the producer's linger.ms option")
     args = parser.parse_args()
@@ -81,12 +86,12 @@ def main() -> None:
         cluster = Cluster.attach(run=args.run)
         if cluster is None:
             raise SystemExit(f"no running cluster {args.run}")
-        bench(cluster, args.threads, args.seconds, options)
+        bench(cluster, args.threads, args.seconds, args.warmup, options)
         return
     t = time.monotonic()
     with Cluster.up(load_variant("fabric-recommended")) as cluster:
         print(f"booted {cluster.run} in {time.monotonic() - t:.0f} s")
-        bench(cluster, args.threads, args.seconds, options)
+        bench(cluster, args.threads, args.seconds, args.warmup, options)
 
 
 if __name__ == "__main__":
