@@ -43,8 +43,12 @@ class KafkaLogOptions(BaseModel):
                                             "keep it below the scenario's op_timeout")
     final_read_timeout: float = Field(8.0, gt=0, le=600,
                                       description="seconds one final read may take; below the scenario's op_timeout")
+    # In a group, partitions move between consumers at each rebalance and a consumer that gets
+    # one back resumes at the group's committed offset, past what others read: the checkers'
+    # poll-skip then reports offsets another consumer polled. Assign mode has no such gaps.
     group: str | None = Field(None, min_length=1,
-                              description="consumer group to subscribe with; None = assign mode, explicit offsets")
+                              description="consumer group to subscribe with (commits after each poll); "
+                                          "None = assign mode, explicit offsets")
     # Concurrent processes' sends share the producer (workloads.producer); waiting 10 ms lets
     # them share ProduceRequests too, which on a 2-core machine roughly doubled the
     # acknowledged sends/s of bench/workload.py (brokers spend their CPU per request).
