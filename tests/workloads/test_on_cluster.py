@@ -3,7 +3,9 @@ acknowledged is polled, read back by the final reads, and ordered identically by
 from __future__ import annotations
 
 import random
+import time
 from collections import defaultdict
+from types import SimpleNamespace
 
 import pytest
 
@@ -189,3 +191,43 @@ def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cl
 
 def heal_index(history):
     return max(op["index"] for op in history if op["process"] == "nemesis" and op["f"] == "heal")
+
+
+def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(cluster):
+    """Last in the module: it stops a broker. With min.insync.replicas = RF = 3 and one
+    replica's broker stopped, Kafka refuses every acks=all write before appending it."""
+    from clusters.health import admin_client
+    from harness.workload import workload_factory
+
+    v = cluster.variant
+    workload = workload_factory("kafka-log")({"send_timeout": 3, "topics": 1, "partitions": 1}, v)
+
+    def seen_as(retries):  # the cluster as a client sees it, with these settings
+        variant = v.model_copy(update={"kafka": v.kafka.model_copy(update={"min_insync_replicas": 3}),
+                                       "producer": v.producer.model_copy(update={"retries": retries})})
+        return SimpleNamespace(variant=variant, run=f"{cluster.run}-retries-{retries}",
+                               bootstrap_servers=cluster.bootstrap_servers)
+
+    single, retrying = workload.client.open(seen_as(0), 0), workload.client.open(seen_as(3), 1)
+    topic = final_ops(workload.final_generator())[0]["value"]["topic"]
+    admin = admin_client(cluster.bootstrap_servers())
+    try:
+        assert invoke(single, "send", {"topic": topic, "key": "k0", "value": 0})["type"] == OK
+        partition = admin.list_topics(topic, timeout=5).topics[topic].partitions[0]
+        follower = next(b for b in cluster.brokers if b.node_id in partition.replicas and b.node_id != partition.leader)
+        follower.stop()  # a clean shutdown leaves the ISR at once
+        for _ in range(60):
+            if len(admin.list_topics(topic, timeout=5).topics[topic].partitions[0].isrs) < 3:
+                break
+            time.sleep(0.5)
+        refused = invoke(single, "send", {"topic": topic, "key": "k0", "value": 1})
+        retried = invoke(retrying, "send", {"topic": topic, "key": "k0", "value": 2})
+    finally:
+        single.close()
+        retrying.close()
+        for broker in cluster.brokers:
+            if not broker.alive:
+                broker.start()
+    assert (refused["type"], refused["error"]) == (FAIL, "not-enough-replicas")
+    # After retries an earlier attempt may have timed out after its append: not certain.
+    assert (retried["type"], retried["error"]) == (INFO, "not-enough-replicas")
