@@ -89,9 +89,15 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     ordering_rows, undelivered = ordering_anomalies(ops)
     rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        anomalies = _summarise(rows)
+        return _results(history, ops, rows, undrained, undelivered, stats, idempotent)
     finally:
-        rows.unpersist()
+        # The transforms persist the frames they share; nothing else is cached here.
+        ops.sparkSession.catalog.clearCache()
+
+
+def _results(history: History, ops: DataFrame, rows: DataFrame, undrained: DataFrame,
+             undelivered: DataFrame, stats: dict[str, Any], idempotent: bool) -> dict[str, Any]:
+    anomalies = _summarise(rows)
     unknown = {
         "kafka": [f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
                   for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()],

@@ -252,15 +252,18 @@ def indeterminate_seen(sends: DataFrame, reads: DataFrame) -> DataFrame:
 
 
 def kafka_anomalies(ops: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged)."""
-    sends = send_completions(ops)
+    """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged).
+
+    The frames several checkers share are persisted: the caller clears the cache.
+    """
+    sends = send_completions(ops).persist()
     acked = acks(sends)
-    polls = poll_records(ops)
-    finals = final_records(ops)
+    polls = poll_records(ops).persist()
+    finals = final_records(ops).persist()
     drained = final_partitions(ops)
-    observed = cells(acked, polls, finals)
+    observed = cells(acked, polls, finals).persist()
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
-    sequences = poll_sequences(ops)
+    sequences = poll_sequences(ops).persist()
     found = [
         lost_writes(acked, finals, drained),
         inconsistent_offsets(observed),

@@ -167,8 +167,11 @@ def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
 
 
 def ordering_anomalies(ops: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every ordering checker, channels whose losses cannot be judged)."""
-    chain = delivered_blocks(ops)
+    """(anomaly rows of every ordering checker, channels whose losses cannot be judged).
+
+    The chain, which several checkers share, is persisted: the caller clears the cache.
+    """
+    chain = delivered_blocks(ops).persist()
     txs = chain_txs(chain)
     height = heights(ops)
     broadcasts = successful_broadcasts(ops)

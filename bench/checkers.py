@@ -1,0 +1,79 @@
+"""Benchmark of the PySpark checkers on large synthetic histories.
+
+Generates (once, with a seed, in a child process so its memory is not counted) a
+valid Kafka-log plus ordering history per size, then times `check_history` twice:
+cold (JSON -> Parquet conversion, validation and every checker) and warm (the Parquet
+copy reused). Prints seconds, ops/s, the verdict, the Python driver's peak RSS and
+the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+# Run as a script, this file's directory comes first on sys.path and its name would
+# shadow the checkers package.
+sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
+
+from checkers.check import check_history
+from checkers.session import spark_session
+from checkers.synthetic import generate_history
+
+
+def _generate(path: Path, n_ops: int, seed: int) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed)], check=True)
+
+
+def _jvm_peak_mib(spark) -> float:
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated op counts")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--workdir", type=Path, default=Path("/tmp/ordeal-bench"))
+    parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument("--generate", nargs=3, metavar=("N", "PATH", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.generate:
+        n, path, seed = args.generate
+        generate_history(Path(path), int(n), seed=int(seed))
+        return 0
+
+    spark = spark_session(args.spark_master, app_name="ordeal-bench")
+    print(f"master {args.spark_master}, seed {args.seed}")
+    for n in (int(s) for s in args.sizes.split(",")):
+        run = args.workdir / f"n{n}-seed{args.seed}"
+        history = run / "history.jsonl"
+        if not history.exists():
+            started = time.perf_counter()
+            _generate(history, n, args.seed)
+            print(f"{n:>11,} ops: generated {history.stat().st_size / 2**20:,.0f} MiB "
+                  f"in {time.perf_counter() - started:.1f} s")
+        shutil.rmtree(run / "history.parquet", ignore_errors=True)
+        for label in ("cold (convert + check)", "warm (Parquet reused)"):
+            started = time.perf_counter()
+            results = check_history(run, spark=spark)
+            seconds = time.perf_counter() - started
+            ops = results["stats"]["ops"]
+            print(f"{ops:>11,} ops: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
+                  f"valid={results['valid']}  anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }",
+                  flush=True)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
