@@ -12,7 +12,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from harness.generator import Answer, Context, Pending
+from harness.generator import NS, Answer, Context, Pending
 from harness.op import Op
 
 
@@ -21,28 +21,38 @@ def _key(value: Any) -> str:
 
 
 class UntilOk:
-    """These ops in order; one whose completion was not ok goes to the back of the queue.
-    While some are out and none is queued it answers Pending; exhausted once all were ok."""
+    """These ops in order; one whose completion was not ok goes to the back of the queue, and
+    so does one out for longer than `stale_after` seconds without a report (its call hangs:
+    the runner has given up on it). While some are out and none is queued it answers
+    Pending; exhausted once all were ok."""
 
-    def __init__(self, ops: list[Op]):
+    def __init__(self, ops: list[Op], stale_after: float):
         self._lock = threading.Lock()
         self._todo: deque[Op] = deque(ops)
-        self._out: dict[str, Op] = {}
+        self._out: dict[str, tuple[Op, int]] = {}  # key -> (op, when it was handed out)
+        self._stale = int(stale_after * NS)
 
     def op(self, ctx: Context) -> Answer:
         with self._lock:
+            for key, (op, since) in list(self._out.items()):
+                if ctx.now - since > self._stale:
+                    del self._out[key]
+                    self._todo.append(op)
             if self._todo:
                 op = self._todo.popleft()
-                self._out[_key(op["value"])] = op
+                self._out[_key(op["value"])] = (op, ctx.now)
                 return {**op, "value": dict(op["value"])}
-            return Pending() if self._out else None
+            if not self._out:
+                return None
+            oldest = min(since for _, since in self._out.values())
+            return Pending(oldest + self._stale + 1)
 
     def completed(self, value: Any, ok: bool) -> None:
         """The client's report for the final op whose invoke value was `value`."""
         with self._lock:
-            op = self._out.pop(_key(value), None)
-            if op is not None and not ok:
-                self._todo.append(op)
+            out = self._out.pop(_key(value), None)
+            if out is not None and not ok:
+                self._todo.append(out[0])
 
 
 class FinalReports:
@@ -52,8 +62,8 @@ class FinalReports:
     def __init__(self) -> None:
         self.current: UntilOk | None = None
 
-    def start(self, ops: list[Op]) -> UntilOk:
-        self.current = UntilOk(ops)
+    def start(self, ops: list[Op], stale_after: float) -> UntilOk:
+        self.current = UntilOk(ops, stale_after)
         return self.current
 
     def completed(self, value: Any, ok: bool) -> None:

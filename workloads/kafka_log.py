@@ -334,7 +334,7 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
 
     def final_generator() -> UntilOk:
         return state.finals.start([{"f": "final-read", "value": {"topic": t, "partition": p}}
-                                   for t, p in topics.partitions_of()])
+                                   for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
 
     return Workload(name="kafka-log", client=KafkaLogClient(opts, state), generator=generator,
                     final_generator=final_generator)

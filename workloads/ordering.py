@@ -206,7 +206,7 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
 
     def final_generator() -> UntilOk:
         return finals.start([{"f": "deliver", "value": {"channel": c, "osn": o, "from": 0, "final": True}}
-                             for c in channels for o in osns])
+                             for c in channels for o in osns], stale_after=opts.final_deliver_timeout + 5)
 
     return Workload(name="ordering", client=OrderingClient(opts, cursors, finals), generator=generator,
                     final_generator=final_generator)

@@ -117,9 +117,19 @@ def test_a_final_read_that_was_not_ok_is_asked_again_and_the_phase_ends_when_all
     w = workload_factory("kafka-log")({"topics": 1, "partitions": 2}, VARIANT)
     final = w.final_generator()
     first = drain(final)
-    assert len(first) == 2 and final.op(Context(0, 0)) == Pending()  # both out: wait for them
+    assert len(first) == 2 and isinstance(final.op(Context(0, 0)), Pending)  # both out: wait for them
     w.client.state.finals.completed(first[0]["value"], ok=True)
     w.client.state.finals.completed(first[1]["value"], ok=False)
     assert drain(final) == [first[1]]
     w.client.state.finals.completed(first[1]["value"], ok=True)
     assert final.op(Context(0, 0)) is None
+
+
+def test_a_final_read_whose_call_hangs_is_asked_again_once_it_is_stale():
+    from harness.generator import NS
+
+    w = workload_factory("kafka-log")({"topics": 1, "partitions": 1, "final_read_timeout": 5}, VARIANT)
+    final = w.final_generator()
+    (read,) = drain(final)
+    assert isinstance(final.op(Context(9 * NS, 0)), Pending)  # 5 s + 5 s not yet over
+    assert final.op(Context(11 * NS, 0)) == read
