@@ -4,7 +4,7 @@ N threads, each one process with its own opened client, send as fast as the clus
 acknowledges for `--seconds`; prints sends/s, p50/p99 latency and the outcome counts.
 Boots fabric-recommended and tears it down, or attaches to a running cluster (--run).
 
-    .venv/bin/python bench/workload.py [--threads 256] [--seconds 20] [--warmup 10] [--run RUN] [--linger-ms MS]
+    .venv/bin/python bench/workload.py [--threads 256] [--seconds 20] [--warmup 20] [--run RUN] [--linger-ms MS]
 """
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=256)
     parser.add_argument("--seconds", type=float, default=20.0)
-    parser.add_argument("--warmup", type=float, default=10.0, help="seconds of sends before the clock starts")
+    parser.add_argument("--warmup", type=float, default=20.0, help="seconds of sends before the clock starts")
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")
     parser.add_argument("--linger-ms", type=float, default=None, help="the producer's linger.ms option")
     args = parser.parse_args()
