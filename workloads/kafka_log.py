@@ -116,14 +116,15 @@ class KafkaLogOps:
         tps = self.topics.partitions_of()
         chosen = sorted(r.sample(tps, r.randint(1, len(tps))))
         consumer = f"c{ctx.thread}"
-        if ctx.thread not in self.assigned or reassign or self.unassigned.take(consumer):
-            first = ctx.thread not in self.assigned
+        # A fresh consumer (the thread's first, or a replaced process's) has no positions to keep.
+        fresh = ctx.thread not in self.assigned or self.unassigned.take(consumer)
+        if fresh or reassign:
             self.assigned.add(ctx.thread)
             if o.group is not None:
                 return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
                                                  "seek": "committed"}}
             return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in chosen],
-                                             "seek": "beginning" if first else seek}}
+                                             "seek": "beginning" if fresh else seek}}
         return {"f": "poll", "value": {"consumer": consumer}}
 
 

@@ -110,7 +110,8 @@ def test_a_consumer_whose_process_was_replaced_is_assigned_again_after_its_first
     assert [op["f"] for op in ops(gen, 3)] == ["assign", "poll", "poll"]
     # The successor's client has no consumer yet (the unopened client stands in for it).
     assert w.client.invoke({"process": 6, "f": "poll", "value": {"consumer": "c0"}})["error"] == "unassigned"
-    assert [op["f"] for op in ops(gen, 2)] == ["assign", "poll"]
+    again = ops(gen, 2)
+    assert [op["f"] for op in again] == ["assign", "poll"] and again[0]["value"]["seek"] == "beginning"
 
 
 def test_a_final_read_that_was_not_ok_is_asked_again_and_the_phase_ends_when_all_were_ok():
