@@ -14,8 +14,10 @@ import time
 import uuid
 from pathlib import Path
 
+from concurrent.futures import TimeoutError as FutureTimeout
+
 import docker
-import requests
+from confluent_kafka import KafkaException
 
 from clusters import labels as L
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready, osn_healthy
@@ -94,17 +96,25 @@ class Cluster:
         return {n.name: f"{n.ip}:{OSN_PORT}" for n in self.osns}
 
     def leader_of(self, topic: str, partition: int = 0) -> Node | None:
-        """The broker currently leading `topic`/`partition`, as the cluster's metadata says."""
+        """The broker currently leading `topic`/`partition` as the metadata says; None while
+        it has no leader or no broker answers."""
         admin = admin_client(self.bootstrap_servers())
-        meta = admin.list_topics(topic, timeout=10)
+        try:
+            meta = admin.list_topics(topic, timeout=10)
+        except KafkaException:
+            return None
         part = meta.topics[topic].partitions.get(partition)
         if part is None or part.leader < 0:
             return None
         return self.node(f"kafka{part.leader}")
 
     def controller(self) -> Node | None:
+        """The controller broker, or None while there is none (or none can be asked)."""
         admin = admin_client(self.bootstrap_servers())
-        desc = admin.describe_cluster(request_timeout=10).result(timeout=11)
+        try:
+            desc = admin.describe_cluster(request_timeout=10).result(timeout=11)
+        except (KafkaException, FutureTimeout):
+            return None
         return self.node(f"kafka{desc.controller.id}") if desc.controller and desc.controller.id >= 0 else None
 
     def status(self) -> dict:

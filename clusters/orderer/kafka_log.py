@@ -73,6 +73,16 @@ class KafkaPartitionLog:
         self.topic = channel  # Fabric: topic name = channel id
 
     def ensure_topic(self) -> None:
+        # Ask the metadata first: a restarted OSN finds its topic there, and need not reach
+        # the controller at all (librdkafka's admin client can keep answering NOT_CONTROLLER
+        # for minutes after the controller it knew was killed).
+        try:
+            meta = self._logs._admin.list_topics(topic=self.topic, timeout=ADMIN_TIMEOUT_S)
+            known = meta.topics.get(self.topic)
+            if known is not None and known.error is None and known.partitions:
+                return
+        except KafkaException:
+            pass  # fall through to creating it; its error says what is wrong
         topic = self._logs._settings.topic
         new = NewTopic(self.topic, num_partitions=1, replication_factor=topic.replication_factor,
                        config={"min.insync.replicas": str(topic.min_insync_replicas)})

@@ -136,3 +136,19 @@ def test_paused_osn_resumes_and_catches_up_to_identical_blocks(fabric: Cluster) 
         w.join(timeout=30)
     for channel in CHANNELS:
         assert_identical_and_complete(converged_chains(fabric, channel, load.success[channel]), load.success[channel])
+
+
+def test_osn_restarted_after_the_controller_moved_starts_its_chains(fabric: Cluster) -> None:
+    victim = fabric.node("osn1")
+    victim.kill()
+    controller = fabric.controller()
+    assert controller is not None
+    controller.kill()
+    try:
+        assert wait_for(lambda: (c := fabric.controller()) is not None and c.name != controller.name, 60)
+        victim.start()
+        assert wait_for(lambda: osn_healthy(victim.ip), 60), "osn1 did not start its chains"
+    finally:
+        controller.start()
+        victim.start()
+    assert wait_for(lambda: all(osn_healthy(n.ip) for n in fabric.osns), 60)
