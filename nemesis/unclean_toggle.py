@@ -16,6 +16,7 @@ whichever broker it is. A broker that is down cannot be altered: the op says whi
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -100,6 +101,20 @@ def write(cluster: Any, changes: dict[str, bool | None]) -> dict[str, str]:
     return failed
 
 
+def read_settled(cluster: Any, wanted: dict[str, bool | None], timeout: float = 15.0) -> dict[str, Setting]:
+    """Read back until each resource shows what was written (a value, or None: no value of
+    its own), or the timeout ends. A broker applies a dynamic change when ZooKeeper's change
+    notification reaches it, so the first read after an alter can still show the old value."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = read(cluster, list(wanted))
+        settled = all((found[n].value == w and found[n].overridden) if w is not None else not found[n].overridden
+                      for n, w in wanted.items())
+        if settled or time.monotonic() > deadline:
+            return found
+        time.sleep(0.5)
+
+
 class UncleanOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -131,7 +146,7 @@ class UncleanToggle(Fault):
             self.before.setdefault(name, setting)
         failed = write(self.cluster, {n: value for n in names})
         done = [n for n in names if n not in failed]
-        after = read(self.cluster, done)
+        after = read_settled(self.cluster, {n: value for n in done})
         return op("config", self.name, key=KEY, set=value, nodes=[b for b in brokers if b in done],
                   read_back={n: after[n].value for n in done}, **({"failed": failed} if failed else {}))
 
@@ -144,9 +159,10 @@ class UncleanToggle(Fault):
     def restore(self) -> Op:
         """Put back what each resource had before the first start; one that refuses (a
         broker down) stays to restore at the next heal."""
-        failed = write(self.cluster, {n: (s.value if s.overridden else None) for n, s in self.before.items()})
+        wanted = {n: (s.value if s.overridden else None) for n, s in self.before.items()}
+        failed = write(self.cluster, wanted)
         done = sorted(n for n in self.before if n not in failed)
-        after = read(self.cluster, done)
+        after = read_settled(self.cluster, {n: wanted[n] for n in done})
         self.before = {n: s for n, s in self.before.items() if n in failed}
         return op("heal", self.name, key=KEY, restored={n: after[n].value for n in done},
                   **({"failed": failed} if failed else {}))

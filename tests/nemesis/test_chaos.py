@@ -63,10 +63,14 @@ def stop(nemesis, name: str) -> dict:
 
 
 def until(predicate, timeout: float, step: float = 0.5):
-    """The first truthy value of predicate() within timeout seconds, else the last one."""
+    """The first truthy value of predicate() within timeout seconds, else the last one.
+    A predicate that raises (metadata asked of a broker that just died) counts as not yet."""
     deadline = time.monotonic() + timeout
     while True:
-        value = predicate()
+        try:
+            value = predicate()
+        except Exception:  # noqa: BLE001 - retried until the deadline
+            value = None
         if value or time.monotonic() > deadline:
             return value
         time.sleep(step)
