@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness.validation_message import one_line
+
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
 # The fault kinds a variant states an expectation for (one pytest scenario each).
@@ -99,20 +101,11 @@ class Variant(_Strict):
         return self.expect.get(fault, "valid")
 
 
-def _one_line(exc: ValidationError) -> str:
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    msg = err["msg"].removeprefix("Value error, ")
-    if err["type"] == "extra_forbidden":
-        msg = "unknown setting"
-    return f"{where}: {msg}" if where else msg
-
-
 def parse_variant(data: dict, source: str) -> Variant:
     try:
         return Variant.model_validate(data)
     except ValidationError as exc:
-        raise VariantError(f"variant {source}: {_one_line(exc)}") from None
+        raise VariantError(f"variant {source}: {one_line(exc)}") from None
 
 
 def variant_path(name_or_path: str) -> Path:

@@ -14,7 +14,8 @@ from harness.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Pha
                                clients, derive_rng, nemesis, once)
 from harness.discovery import import_failures
 from harness.nemesis_api import Nemesis, fault_factory, fault_names
-from harness.scenario import Scenario, ScenarioError, one_line
+from harness.scenario import Scenario, ScenarioError
+from harness.validation_message import one_line
 from harness.workload import Workload, workload_factory, workload_names
 
 HEAL_ALL = "heal-all"  # the op of the heal phase: the runner heals every fault

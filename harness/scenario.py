@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.validation_message import one_line
+
 SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 
 
@@ -47,27 +49,6 @@ class Scenario(_Strict):
     final_read_time_limit: float = Field(60.0, gt=0, description="seconds allowed for the final reads")
     op_timeout: float = Field(10.0, gt=0, description="an op not answered by then completes as info")
     seed: int | None = Field(None, description="random seed; chosen and recorded when absent")
-
-
-_MESSAGES = {
-    "missing": "required",
-    "extra_forbidden": "unknown key",
-    "greater_than": "must be > {gt}",
-    "greater_than_equal": "must be >= {ge}",
-    "less_than_equal": "must be <= {le}",
-    "too_short": "must not be empty",
-    "string_too_short": "must not be empty",
-}
-
-
-def one_line(exc: ValidationError) -> str:
-    """The first error of a pydantic validation as `field.path: message`."""
-    err = exc.errors()[0]
-    where = ".".join(str(p) for p in err["loc"])
-    template = _MESSAGES.get(err["type"])
-    ctx = {k: int(v) if isinstance(v, float) and v.is_integer() else v for k, v in err.get("ctx", {}).items()}
-    msg = template.format(**ctx) if template else err["msg"].removeprefix("Value error, ")
-    return f"{where}: {msg}" if where else msg
 
 
 def scenario_path(name_or_path: str) -> Path:
