@@ -27,6 +27,14 @@ def _complete(path: Path) -> bool:
     return (path / ".complete").exists()
 
 
+def _fresh(final: Path) -> Path:
+    """An empty working folder beside `final`; it becomes `final` only once complete."""
+    tmp = final.with_name(final.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
 def _finish(tmp: Path, final: Path) -> Path:
     (tmp / ".complete").touch()
     if final.exists():
@@ -40,9 +48,7 @@ def kafka_libs(cache: Path) -> Path:
     final = cache / "kafka-libs" / digest(POM.read_bytes())
     if _complete(final):
         return final
-    tmp = final.with_name(final.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = _fresh(final)
     subprocess.run(
         ["mvn", "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
          f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"],
@@ -58,9 +64,7 @@ def toxiproxy_server(cache: Path) -> Path:
     final = cache / "toxiproxy" / TOXIPROXY_VERSION
     if _complete(final):
         return final / "toxiproxy-server"
-    tmp = final.with_name(final.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = _fresh(final)
     env = dict(os.environ, CGO_ENABLED="0", GOBIN=str(tmp))
     subprocess.run(["go", "install", f"{TOXIPROXY_MODULE}@{TOXIPROXY_VERSION}"], check=True, env=env)
     (tmp / "server").rename(tmp / "toxiproxy-server")
@@ -72,9 +76,7 @@ def osn_wheels(cache: Path, python: str = "3.11") -> Path:
     final = cache / "osn-wheels" / digest(OSN_REQUIREMENTS.read_bytes(), python)
     if _complete(final):
         return final
-    tmp = final.with_name(final.name + ".tmp")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = _fresh(final)
     subprocess.run(
         ["python3", "-m", "pip", "download", "-q", "--only-binary=:all:", "--python-version", python,
          "--platform", "manylinux2014_x86_64", "--platform", "manylinux_2_17_x86_64",
