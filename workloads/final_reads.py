@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from harness.generator import NS, Answer, Context, Pending
-from harness.op import Op
+from harness.op import OK, Op
 
 
 def _key(value: Any) -> str:
@@ -69,3 +70,13 @@ class FinalReports:
     def completed(self, value: Any, ok: bool) -> None:
         if self.current is not None:
             self.current.completed(value, ok)
+
+    def answer(self, value: Any, call: Callable[[Any], Op]) -> Op:
+        """Run one final op and report it, whatever happens: asked again unless ok."""
+        ok = False
+        try:
+            answer = call(value)
+            ok = answer["type"] == OK
+            return answer
+        finally:
+            self.completed(value, ok)

@@ -173,13 +173,7 @@ class KafkaLogClient:
         if f == "poll":
             return self.poll(value)
         if f == "final-read":
-            ok = False
-            try:
-                answer = self.final_read(value)
-                ok = answer["type"] == OK
-                return answer
-            finally:
-                self.state.finals.completed(value, ok)  # asked again unless ok
+            return self.state.finals.answer(value, self.final_read)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     # -- send ---------------------------------------------------------------------

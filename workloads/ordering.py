@@ -105,13 +105,7 @@ class OrderingClient:
         if f == "broadcast":
             return self.broadcast(value)
         if f == "deliver" and value.get("final"):
-            ok = False
-            try:
-                answer = self.final_deliver(value)
-                ok = answer["type"] == OK
-                return answer
-            finally:
-                self.finals.completed(value, ok)  # asked again unless ok
+            return self.finals.answer(value, self.final_deliver)
         if f == "deliver":
             return self.deliver(value)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}

@@ -61,6 +61,11 @@ class Load:
             w.start()
         return workers
 
+    def stop(self, workers: list[threading.Thread]) -> None:
+        self.stopped.set()
+        for w in workers:
+            w.join(timeout=30)
+
 
 def converged_chains(cluster: Cluster, channel: str, expected: set[str], timeout: float = 90.0) -> dict[str, list[dict]]:
     """Every OSN's chain once each holds every expected tx and all have the same height."""
@@ -86,6 +91,12 @@ def assert_identical_and_complete(chains: dict[str, list[dict]], expected: set[s
         assert expected <= {tx for b in chain for tx in b["txs"]}, f"{name} misses acknowledged txs"
 
 
+def assert_every_channel_converges(cluster: Cluster, load: Load) -> None:
+    for channel in CHANNELS:
+        expected = load.success[channel]
+        assert_identical_and_complete(converged_chains(cluster, channel, expected), expected)
+
+
 def wait_for(check: Callable[[], bool], timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while not check():
@@ -99,8 +110,7 @@ def test_five_thousand_txs_to_random_osns_are_ordered_identically_everywhere(fab
     load = Load(fabric, "bulk")
     load.run(5000)
     assert sum(len(s) for s in load.success.values()) >= 4900  # a healthy cluster refuses almost none
-    for channel in CHANNELS:
-        assert_identical_and_complete(converged_chains(fabric, channel, load.success[channel]), load.success[channel])
+    assert_every_channel_converges(fabric, load)
 
 
 def test_sigkilled_osn_restarts_and_catches_up_to_identical_blocks(fabric: Cluster) -> None:
@@ -113,12 +123,9 @@ def test_sigkilled_osn_restarts_and_catches_up_to_identical_blocks(fabric: Clust
     victim.start()
     assert wait_for(lambda: osn_healthy(victim.ip), 60), "osn2 did not come back healthy"
     time.sleep(2)
-    load.stopped.set()
-    for w in workers:
-        w.join(timeout=30)
+    load.stop(workers)
     assert all(load.success.values())
-    for channel in CHANNELS:
-        assert_identical_and_complete(converged_chains(fabric, channel, load.success[channel]), load.success[channel])
+    assert_every_channel_converges(fabric, load)
 
 
 def test_paused_osn_resumes_and_catches_up_to_identical_blocks(fabric: Cluster) -> None:
@@ -131,11 +138,8 @@ def test_paused_osn_resumes_and_catches_up_to_identical_blocks(fabric: Cluster) 
     time.sleep(4)
     victim.resume()
     time.sleep(2)
-    load.stopped.set()
-    for w in workers:
-        w.join(timeout=30)
-    for channel in CHANNELS:
-        assert_identical_and_complete(converged_chains(fabric, channel, load.success[channel]), load.success[channel])
+    load.stop(workers)
+    assert_every_channel_converges(fabric, load)
 
 
 def test_osn_restarted_after_the_controller_moved_starts_its_chains(fabric: Cluster) -> None:
