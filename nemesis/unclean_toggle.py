@@ -101,16 +101,15 @@ def write(cluster: Any, changes: dict[str, bool | None]) -> dict[str, str]:
     return failed
 
 
-def read_settled(cluster: Any, wanted: dict[str, bool | None], timeout: float = 15.0) -> dict[str, Setting]:
-    """Read back until each resource shows what was written (a value, or None: no value of
-    its own), or the timeout ends. A broker applies a dynamic change when ZooKeeper's change
-    notification reaches it, so the first read after an alter can still show the old value."""
+def read_settled(cluster: Any, wanted: dict[str, Setting], timeout: float = 15.0) -> dict[str, Setting]:
+    """Read back until each resource shows the wanted setting (value and whether it is its
+    own), or the timeout ends. A broker applies a dynamic change when ZooKeeper's change
+    notification reaches it, and until then a describe can already show the new source with
+    the old value (or the reverse): only both together say the change has landed."""
     deadline = time.monotonic() + timeout
     while True:
         found = read(cluster, list(wanted))
-        settled = all((found[n].value == w and found[n].overridden) if w is not None else not found[n].overridden
-                      for n, w in wanted.items())
-        if settled or time.monotonic() > deadline:
+        if all(found[n] == w for n, w in wanted.items()) or time.monotonic() > deadline:
             return found
         time.sleep(0.5)
 
@@ -146,7 +145,7 @@ class UncleanToggle(Fault):
             self.before.setdefault(name, setting)
         failed = write(self.cluster, {n: value for n in names})
         done = [n for n in names if n not in failed]
-        after = read_settled(self.cluster, {n: value for n in done})
+        after = read_settled(self.cluster, {n: Setting(value, True) for n in done})
         return op("config", self.name, key=KEY, set=value, nodes=[b for b in brokers if b in done],
                   read_back={n: after[n].value for n in done}, **({"failed": failed} if failed else {}))
 
@@ -162,7 +161,7 @@ class UncleanToggle(Fault):
         wanted = {n: (s.value if s.overridden else None) for n, s in self.before.items()}
         failed = write(self.cluster, wanted)
         done = sorted(n for n in self.before if n not in failed)
-        after = read_settled(self.cluster, {n: wanted[n] for n in done})
+        after = read_settled(self.cluster, {n: self.before[n] for n in done})
         self.before = {n: s for n, s in self.before.items() if n in failed}
         return op("heal", self.name, key=KEY, restored={n: after[n].value for n in done},
                   **({"failed": failed} if failed else {}))
@@ -180,8 +179,8 @@ class UncleanToggle(Fault):
                 stray = read(self.cluster, [node.name])[node.name].overridden
             except Exception:  # noqa: BLE001 - a broker that cannot answer now keeps its value
                 continue
-            if stray:
-                self.before[node.name] = Setting(None, False)
+            if stray:  # back to inheriting the variant's static value
+                self.before[node.name] = Setting(self.cluster.variant.kafka.unclean_leader_election_enable, False)
         return [self.restore()] if self.before else []
 
 

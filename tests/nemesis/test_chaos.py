@@ -224,6 +224,8 @@ def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Clu
 def test_unclean_toggle_heal_removes_broker_values_a_crashed_run_left(cluster: Cluster) -> None:
     broker = cluster.brokers[0].name
     unclean_toggle.write(cluster, {broker: True})  # as if a run died between start and stop
+    left = unclean_toggle.read_settled(cluster, {broker: unclean_toggle.Setting(True, True)})
+    assert left[broker] == unclean_toggle.Setting(True, True)
     nem = fault_factory("unclean-toggle")({})
     nem.setup(cluster)
     healed = nem.heal_all()
