@@ -21,7 +21,18 @@ FAULT_KINDS = (
     "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
     "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed",
 )
-Expectation = Literal["valid", "invalid-possible"]
+# What a variant states for a fault kind: "valid" (nothing may be found), "invalid" (the
+# fault is built to break this configuration: the checkers must find it), or
+# "invalid-possible" (either verdict is allowed).
+Expectation = Literal["valid", "invalid", "invalid-possible"]
+
+
+def meets(expectation: str, verdict: str) -> bool | None:
+    """Whether a verdict ("valid" / "invalid" / "unknown") is one the expectation allows;
+    None when the run is undecided ("unknown") and so proves nothing either way."""
+    if verdict == "unknown":
+        return None
+    return expectation == "invalid-possible" or verdict == expectation
 
 
 class VariantError(ValueError):

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.verdict import KAFKA, ORDERING, fails
+from clusters.variant import meets
 
 HISTORY = "history.jsonl"
 RUN = "run.json"
@@ -146,7 +147,7 @@ class RunFiles:
 
     @property
     def expectation(self) -> str | None:
-        """What the variant states for this scenario ("valid", "invalid-possible"), if it says."""
+        """What the variant states for this scenario ("valid", "invalid", "invalid-possible"), if it says."""
         expect = self.variant.get("expect")
         if not isinstance(expect, dict):
             return None
@@ -156,11 +157,9 @@ class RunFiles:
     @property
     def as_expected(self) -> bool | None:
         """Whether the verdict is one the variant allows under this scenario; None when either is unknown."""
-        if self.expectation is None or self.verdict == "unknown":
+        if self.expectation is None:
             return None
-        if self.expectation == "valid":
-            return self.verdict == "valid"
-        return True  # "invalid-possible": either verdict is allowed
+        return meets(self.expectation, self.verdict)
 
     @property
     def idempotent(self) -> bool:
