@@ -6,7 +6,8 @@ that run scenarios as tests.
   cluster of its variant; a verdict that is not valid fails the test with the anomaly
   summary and the report path;
 - options --variant (run every scenario on this variant), --duration (override the main
-  phase), --keep-store (keep runs in ./store instead of the test's tmp dir).
+  phase), --keep-store (keep runs in ./store instead of the test's tmp dir), --suite
+  (which variant x scenario cells of tests/scenarios run: a suite's matrix).
 
 During a run SIGINT and SIGTERM stop it the harness's way (heal, flush, tear down); then
 SIGINT ends the session as ^C does and SIGTERM exits pytest with 128 + 15.
@@ -32,6 +33,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="ordeal: override the main-phase duration of every scenario")
     group.addoption("--keep-store", action="store_true", default=False,
                     help="ordeal: keep run directories in ./store (default: the test's tmp dir)")
+    group.addoption("--suite", default=None, metavar="NAME",
+                    help="ordeal: run the scenario tests (tests/scenarios) of this suite's matrix "
+                         "(scenarios/suites/NAME.toml); without it they are deselected")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -40,31 +44,23 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class ClusterPool:
-    """One cluster per variant for the whole session, booted on first use (or reused when
-    one of that variant is already running) and removed at the end if this session booted it."""
+    """harness.cluster_pool.ClusterPool, with a cluster that cannot come up failing the test."""
 
     def __init__(self) -> None:
-        self._clusters: dict[str, tuple[Any, bool]] = {}
+        from harness.cluster_pool import ClusterPool as Pool
+
+        self._pool = Pool()
 
     def get(self, variant: Any) -> Any:
-        if variant.name not in self._clusters:
-            from clusters.cluster import Cluster, ClusterError
+        from clusters.cluster import ClusterError
 
-            try:
-                running = Cluster.attach(variant)
-                if running is not None and running.variant == variant:
-                    self._clusters[variant.name] = (running, False)
-                else:
-                    self._clusters[variant.name] = (Cluster.up(variant), True)
-            except ClusterError as exc:
-                pytest.fail(f"cluster {variant.name} did not come up: {exc}", pytrace=False)
-        return self._clusters[variant.name][0]
+        try:
+            return self._pool.get(variant)
+        except ClusterError as exc:
+            pytest.fail(f"cluster {variant.name} did not come up: {exc}", pytrace=False)
 
     def close(self) -> None:
-        for cluster, owned in self._clusters.values():
-            if owned:
-                cluster.down()
-        self._clusters.clear()
+        self._pool.close()
 
 
 @pytest.fixture(scope="session")
@@ -88,7 +84,11 @@ def cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> Any:
 @pytest.fixture
 def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
                  tmp_path: Path) -> Callable[..., Any]:
-    """run_scenario(scenario, **overrides) -> harness.runner.RunResult."""
+    """run_scenario(scenario, *, expect="valid", **overrides) -> harness.runner.RunResult.
+
+    `expect` is a variant expectation ("valid", "invalid", "invalid-possible"): the test
+    fails when the verdict is not one it allows, or when the run is undecided."""
+    from clusters.variant import meets
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import ScenarioError, load_scenario, parse_scenario, scenario_path
@@ -96,7 +96,8 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
     config = request.config
     store_dir = config.rootpath / "store" if config.getoption("--keep-store") else tmp_path / "store"
 
-    def run(scenario: str | Path | dict[str, Any], *, check: bool = True, **overrides: Any) -> Any:
+    def run(scenario: str | Path | dict[str, Any], *, check: bool = True, expect: str = "valid",
+            **overrides: Any) -> Any:
         overrides.setdefault("duration", config.getoption("--duration"))
         overrides.setdefault("variant", config.getoption("--variant"))
         try:
@@ -116,9 +117,10 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
         if result.signal:
             pytest.exit(f"{plan.scenario.name}: stopped by signal {result.signal}; faults healed, "
                         f"history in {result.history}", returncode=128 + result.signal)
-        if result.valid is False or result.valid == "unknown":
-            pytest.fail(f"{plan.scenario.name}: valid {str(result.valid).lower()}: {result.anomaly_summary()}; "
-                        f"report: {result.report or result.run_dir}", pytrace=False)
+        if check and not meets(expect, result.verdict):
+            pytest.fail(f"{plan.scenario.name} on {plan.variant.name if plan.variant else 'no cluster'}: "
+                        f"valid {str(result.valid).lower()} where {expect} is expected: "
+                        f"{result.anomaly_summary()}; report: {result.report or result.run_dir}", pytrace=False)
         return result
 
     return run

@@ -79,6 +79,13 @@ class RunResult:
             return 3
         return 0
 
+    @property
+    def verdict(self) -> str:
+        """valid, invalid or unknown (also when not checked)."""
+        if self.valid is True:
+            return "valid"
+        return "invalid" if self.valid is False else "unknown"
+
     def anomaly_summary(self) -> str:
         anomalies = (self.results or {}).get("anomalies") or {}
         parts = []

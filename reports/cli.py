@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from harness.cli import UsageError
-from reports.compare import COMPARE, write_compare
+from reports.compare import COMPARE, matrix_text, write_compare
 from reports.report import write_report
 from reports.run_files import RunDirError
 
@@ -26,11 +26,13 @@ def _compare(args: argparse.Namespace) -> int:
         single = args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd()
         out = single / COMPARE
     try:
-        print(write_compare(args.paths, out))
+        page, matrix = write_compare(args.paths, out)
     except RunDirError as exc:
         raise UsageError(str(exc)) from None
     except OSError as exc:
         raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
+    print(matrix_text(matrix))
+    print(page)
     return 0
 
 

@@ -116,8 +116,8 @@ def build_matrix(runs: list[RunSummary]) -> Matrix:
     )
 
 
-def write_compare(paths: list[Path], out: Path) -> Path:
-    """Write one comparison page for the runs found under paths; return its path."""
+def write_compare(paths: list[Path], out: Path) -> tuple[Path, Matrix]:
+    """Write one comparison page for the runs found under paths; return its path and the matrix."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out_dir = out.parent.resolve()
@@ -125,4 +125,30 @@ def write_compare(paths: list[Path], out: Path) -> Path:
     matrix = build_matrix(runs)
     totals = {v: sum(1 for r in runs if r.verdict == v) for v in ("invalid", "unknown", "valid")}
     out.write_text(render("compare.html.j2", matrix=matrix, runs=runs, totals=totals, per_cell=RUNS_PER_CELL), encoding="utf-8")
-    return out
+    return out, matrix
+
+
+def cell_text(runs: list[RunSummary]) -> str:
+    """One cell as a line: verdicts (with tallies when several runs), anomaly counts summed
+    over the runs with how many runs had each, and UNEXPECTED where a verdict breaks the
+    variant's promise."""
+    if not runs:
+        return "-"
+    tally = {v: sum(1 for r in runs if r.verdict == v) for v in VERDICT_RANK}
+    verdicts = ", ".join(f"{v} {n}/{len(runs)}" if len(runs) > 1 else v for v, n in tally.items() if n)
+    counts: dict[str, list[int]] = {}
+    for r in runs:
+        for name, count, _ in r.anomalies:
+            counts.setdefault(name, []).append(count)
+    found = ", ".join(f"{name} {sum(c)}" + (f" in {len(c)}/{len(runs)}" if len(runs) > 1 else "")
+                      for name, c in counts.items())
+    unexpected = sum(1 for r in runs if r.files.as_expected is False)
+    return verdicts + (f" ({found})" if found else "") + (f" UNEXPECTED x{unexpected}" if unexpected else "")
+
+
+def matrix_text(matrix: Matrix) -> str:
+    """The matrix as a Markdown table, scenarios down and variants across, every run counted."""
+    rows = [["scenario", *matrix.variants], ["---"] * (len(matrix.variants) + 1)]
+    for s in matrix.scenarios:
+        rows.append([s, *(cell_text(matrix.cells.get((v, s), [])) for v in matrix.variants)])
+    return "\n".join("| " + " | ".join(row) + " |" for row in rows)

@@ -68,3 +68,34 @@ def write_junit(run_dir: Path) -> Path:
     ET.indent(tree)
     tree.write(out, encoding="utf-8", xml_declaration=True)
     return out
+
+
+def write_suite_junit(suite_dir: Path, name: str, outcomes: list) -> Path:
+    """suite_dir/junit.xml: one test case per run of a suite (harness.suite.Outcome), failing
+    when its verdict is not one the variant expects, erroring when the run did not happen,
+    skipped when the budget had no room for it."""
+    suite_name = f"ordeal.suite.{name}"
+    suite = ET.Element("testsuite", name=suite_name)
+    tally = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for o in outcomes:
+        case = ET.SubElement(suite, "testcase", classname=f"{suite_name}.{o.cell.variant}", name=o.cell.label,
+                             time=f"{o.seconds:.1f}")
+        tally["tests"] += 1
+        where = f"; run: {o.run_dir}" if o.run_dir else ""
+        if o.skipped:
+            tally["skipped"] += 1
+            ET.SubElement(case, "skipped", message=o.skipped)
+        elif o.error:
+            tally["errors"] += 1
+            ET.SubElement(case, "error", message=o.error + where)
+        elif o.met is not True:
+            tally["failures"] += 1
+            ET.SubElement(case, "failure", type="expectation",
+                          message=f"verdict {o.verdict} where {o.expected} is expected ({o.anomalies}){where}")
+    for key, n in tally.items():
+        suite.set(key, str(n))
+    tree = ET.ElementTree(suite)
+    ET.indent(tree)
+    out = Path(suite_dir) / JUNIT
+    tree.write(out, encoding="utf-8", xml_declaration=True)
+    return out

@@ -38,6 +38,24 @@ def test_a_valid_run_passes_its_test(pytester):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
 
 
+def test_a_verdict_is_judged_against_the_expectation_given(pytester):
+    pytester.makeconftest(FAKE_CHECKER)
+    pytester.makepyfile("""
+        def test_expected_invalid(run_scenario, verdict):
+            verdict.verdict = {"valid": False, "anomalies": {"lost-write": {"count": 1}}}
+            assert run_scenario("noop", duration=0.3, expect="invalid").valid is False
+
+        def test_invalid_possible_allows_valid(run_scenario, verdict):
+            assert run_scenario("noop", duration=0.3, expect="invalid-possible").valid is True
+
+        def test_expected_invalid_but_valid(run_scenario, verdict):
+            run_scenario("noop", duration=0.3, expect="invalid")
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*noop on no cluster: valid true where invalid is expected*"])
+
+
 def test_an_invalid_verdict_fails_the_test_with_the_anomalies_and_the_report(pytester):
     pytester.makeconftest(FAKE_CHECKER)
     pytester.makepyfile("""
@@ -47,7 +65,8 @@ def test_an_invalid_verdict_fails_the_test_with_the_anomalies_and_the_report(pyt
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*noop: valid false: lost-write: 3; report: *report.html*"])
+    result.stdout.fnmatch_lines(["*noop on no cluster: valid false where valid is expected: lost-write: 3; "
+                                  "report: *report.html*"])
 
 
 def test_an_unknown_verdict_fails_the_test_too(pytester):
@@ -59,7 +78,7 @@ def test_an_unknown_verdict_fails_the_test_too(pytester):
     """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(failed=1)
-    result.stdout.fnmatch_lines(["*valid unknown: lagging-osn: 1*"])
+    result.stdout.fnmatch_lines(["*valid unknown where valid is expected: lagging-osn: 1*"])
 
 
 def test_duration_option_overrides_every_scenario_and_keep_store_keeps_runs(pytester):

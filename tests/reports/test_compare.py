@@ -50,7 +50,7 @@ def test_directory_without_runs_is_a_run_dir_error(tmp_path):
 
 
 def test_run_named_directly_without_results_is_shown_unchecked(runs, tmp_path):
-    html = write_compare([runs["empty"]], tmp_path / "c.html").read_text()
+    html = write_compare([runs["empty"]], tmp_path / "c.html")[0].read_text()
     assert "not checked: no results.json" in html
 
 
@@ -70,5 +70,27 @@ def test_a_cell_with_many_runs_shows_the_newest_and_counts_the_rest(runs, tmp_pa
         meta = json.loads((run / "run.json").read_text())
         meta["started"] = f"2026-11-{10 + n}T00:00:00Z"
         (run / "run.json").write_text(json.dumps(meta))
-    html = write_compare([tmp_path / "store"], tmp_path / "c.html").read_text()
+    html = write_compare([tmp_path / "store"], tmp_path / "c.html")[0].read_text()
     assert "2 older runs not shown" in html and "run6" in html and ">run0 ·" not in html
+
+
+def test_compare_prints_the_matrix_as_a_table_with_verdicts_and_counts(runs, tmp_path):
+    from reports.compare import matrix_text
+
+    _, matrix = write_compare([runs["clean"].parent], tmp_path / "c.html")
+    lines = matrix_text(matrix).splitlines()
+    assert lines[0] == "| scenario | " + " | ".join(matrix.variants) + " |"
+    row = next(line for line in lines if line.startswith("| partition-halves |"))
+    assert "invalid (" in row and "lost-write 1" in row
+
+
+def test_several_runs_in_a_cell_are_tallied(runs, tmp_path):
+    import shutil
+
+    from reports.compare import build_matrix, cell_text, summarize
+
+    for n in range(3):
+        shutil.copytree(runs["anomalous"], tmp_path / "store" / f"run{n}")
+    matrix = build_matrix([summarize(p, tmp_path) for p in find_runs([tmp_path / "store"])])
+    (cell,) = matrix.cells.values()
+    assert cell_text(cell).startswith("invalid 3/3 (lost-write 3 in 3/3")

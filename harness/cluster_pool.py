@@ -1,0 +1,36 @@
+"""One cluster per variant for a sequence of runs (a pytest session, a suite): booted on
+first use, or a running one of the same variant reused; removed at the end only if the
+pool booted it. Booting once per variant is what makes a matrix of runs affordable; keeping
+one at a time is what lets a small machine run it (order the runs by variant)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+class ClusterPool:
+    def __init__(self) -> None:
+        self._clusters: dict[str, tuple[Any, bool]] = {}
+
+    def get(self, variant: Any) -> Any:
+        """The cluster of `variant`; raises clusters.cluster.ClusterError when it cannot come up."""
+        if variant.name not in self._clusters:
+            from clusters.cluster import Cluster
+
+            for other in list(self._clusters):
+                self.release(other)
+            running = Cluster.attach(variant)
+            if running is not None and running.variant == variant:
+                self._clusters[variant.name] = (running, False)
+            else:
+                self._clusters[variant.name] = (Cluster.up(variant), True)
+        return self._clusters[variant.name][0]
+
+    def release(self, variant_name: str) -> None:
+        """Tear down that variant's cluster now (if the pool booted it), to free the machine."""
+        cluster, owned = self._clusters.pop(variant_name, (None, False))
+        if owned:
+            cluster.down()
+
+    def close(self) -> None:
+        for name in list(self._clusters):
+            self.release(name)

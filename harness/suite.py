@@ -1,0 +1,281 @@
+"""Suites (scenarios/suites/*.toml): a matrix of variants x scenarios run within a time
+budget, each run judged against what its variant expects under that scenario.
+
+A scenario named as a fault kind (scenarios/kill-broker.toml, ...) is judged by the
+variant's [expect] entry of that name; any other scenario is expected valid. Runs are
+grouped by variant so that each cluster boots once. A run that would not fit in what is
+left of the budget is skipped, and said so: a suite never overruns its budget silently.
+"""
+from __future__ import annotations
+
+import itertools
+import time
+import tomllib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from harness.scenario import SCENARIOS_DIR, ScenarioError
+from harness.validation_message import one_line
+
+SUITES_DIR = SCENARIOS_DIR / "suites"
+BOOT_ESTIMATE = 40.0  # seconds to boot a variant's cluster, before one has been measured
+RUN_OVERHEAD = 60.0  # seconds a run takes beyond main phase + recovery wait, before one has been measured
+
+
+class SuiteError(ValueError):
+    """A suite that cannot run; str() is the one-line message for the user."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class MatrixSpec(_Strict):
+    variants: list[str] = Field(min_length=1, description="variant names or TOML paths")
+    scenarios: list[str] = Field(min_length=1, description="scenario names or TOML paths")
+    repeat: int = Field(1, ge=1, le=1000, description="runs of each cell, each with its own seed")
+    duration: float | None = Field(None, gt=0, description="main-phase seconds of these runs (default: each scenario's)")
+
+
+class SuiteSpec(_Strict):
+    name: str = Field(min_length=1)
+    description: str = ""
+    budget: float = Field(gt=0, description="seconds for the whole suite, boots included")
+    matrix: list[MatrixSpec] = Field(min_length=1)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One run to do: a scenario on a variant; `round` counts repeats of the same pair."""
+
+    variant: str
+    scenario: str
+    round: int
+    duration: float | None = None  # overrides the scenario's main phase
+
+    @property
+    def label(self) -> str:
+        return f"{self.variant} x {self.scenario}" + (f" #{self.round + 1}" if self.round else "")
+
+
+@dataclass
+class Outcome:
+    """What became of one cell."""
+
+    cell: Cell
+    expected: str
+    verdict: str | None = None  # None: skipped, or the run failed to happen
+    anomalies: str = ""
+    run_dir: Path | None = None
+    seconds: float = 0.0
+    skipped: str = ""  # why the cell was not run
+    error: str = ""  # why the run did not produce a verdict
+
+    @property
+    def met(self) -> bool | None:
+        """True / False for a decided run; None when skipped, failed or undecided."""
+        from clusters.variant import meets
+
+        if self.verdict is None:
+            return None
+        return meets(self.expected, self.verdict)
+
+    @property
+    def status(self) -> str:
+        if self.skipped:
+            return "skipped"
+        if self.error:
+            return "error"
+        return {True: "as expected", False: "UNEXPECTED", None: "undecided"}[self.met]
+
+
+def suite_path(name_or_path: str) -> Path:
+    path = Path(name_or_path)
+    if path.suffix == ".toml" or path.exists():
+        return path
+    return SUITES_DIR / f"{name_or_path}.toml"
+
+
+def load_suite(name_or_path: str, budget: float | None = None, duration: float | None = None) -> SuiteSpec:
+    """The suite, with the CLI's overrides; every variant and scenario it names is loaded
+    and validated here, before anything boots."""
+    path = suite_path(name_or_path)
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.toml")))
+        raise SuiteError(f"suite {name_or_path}: no such file or shipped suite (known: {known})")
+    try:
+        data = tomllib.loads(path.read_text())
+    except tomllib.TOMLDecodeError as exc:
+        raise SuiteError(f"suite {path}: not valid TOML: {exc}") from None
+    data.setdefault("name", path.stem)
+    if budget is not None:
+        data["budget"] = budget
+    if duration is not None and isinstance(data.get("matrix"), list):
+        data["matrix"] = [{**m, "duration": duration} if isinstance(m, dict) else m for m in data["matrix"]]
+    try:
+        spec = SuiteSpec.model_validate(data)
+    except ValidationError as exc:
+        raise SuiteError(f"suite {path}: {one_line(exc)}") from None
+    for cell in cells(spec):
+        plan_cell(cell, str(path))
+    return spec
+
+
+def cells(spec: SuiteSpec) -> list[Cell]:
+    """Every run of the suite, grouped by variant in order of first mention."""
+    found: list[Cell] = []
+    for m in spec.matrix:
+        for _, v, s in itertools.product(range(m.repeat), m.variants, m.scenarios):
+            taken = sum(1 for c in found if (c.variant, c.scenario) == (v, s))
+            found.append(Cell(v, s, taken, m.duration))
+    order = list(dict.fromkeys(c.variant for c in found))
+    return sorted(found, key=lambda c: order.index(c.variant))  # stable: keeps the order within a variant
+
+
+def plan_cell(cell: Cell, source: str) -> Any:
+    """The cell's harness.plan.Plan; a mistake is one line naming the suite and the cell."""
+    from harness.plan import prepare
+    from harness.scenario import load_scenario, scenario_path
+
+    try:
+        scenario = load_scenario(cell.scenario, {"variant": cell.variant, "duration": cell.duration})
+        return prepare(scenario, str(scenario_path(cell.scenario)))
+    except ScenarioError as exc:
+        raise SuiteError(f"suite {source}: {cell.label}: {exc}") from None
+
+
+def expected_verdict(variant: Any, scenario_name: str) -> str:
+    """The variant's [expect] entry named as the scenario, else valid."""
+    return variant.expected(scenario_name) if variant is not None else "valid"
+
+
+class Budget:
+    """Seconds left, and what the next run and boot are likely to take (the mean of those
+    measured so far, the estimates before)."""
+
+    def __init__(self, seconds: float, clock: Callable[[], float] = time.monotonic):
+        self.seconds, self.clock, self.start = seconds, clock, clock()
+        self.overheads: list[float] = []
+        self.boots: list[float] = []
+
+    def left(self) -> float:
+        return self.seconds - (self.clock() - self.start)
+
+    def estimate(self, main_and_recovery: float, boot: bool) -> float:
+        overhead = sum(self.overheads) / len(self.overheads) if self.overheads else RUN_OVERHEAD
+        boot_s = (sum(self.boots) / len(self.boots) if self.boots else BOOT_ESTIMATE) if boot else 0.0
+        return main_and_recovery + overhead + boot_s
+
+
+@dataclass
+class SuiteResult:
+    suite_dir: Path
+    outcomes: list[Outcome]
+    signal: int | None = None
+    compare: Path | None = None
+    junit: Path | None = None
+    matrix: Any = None  # reports.compare.Matrix of the runs that were checked
+
+    @property
+    def exit_code(self) -> int:
+        """0 every run met its expectation; 1 any did not, was undecided, failed or was
+        skipped; 128+n stopped by signal n."""
+        if self.signal:
+            return 128 + self.signal
+        return 0 if self.outcomes and all(o.met for o in self.outcomes) else 1
+
+
+def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str], None] = print,
+              budget_clock: Callable[[], float] = time.monotonic) -> SuiteResult:
+    """Run every cell that fits in the budget; write suite.json, junit.xml and compare.html
+    into store/suite-<name>/<UTC time>/ (the runs go below it); say one line per run."""
+    from datetime import datetime, timezone
+
+    from clusters.cluster import ClusterError
+    from harness.cluster_pool import ClusterPool
+    from harness.runner import Runner, RunError
+    from harness.store import create_run_dir, point_latest
+
+    suite_store = Path(store) / f"suite-{spec.name}"
+    suite_dir = create_run_dir(Path(store), f"suite-{spec.name}", datetime.now(timezone.utc))
+    point_latest(suite_store, suite_dir)
+    budget = Budget(spec.budget, budget_clock)
+    pool, booted = ClusterPool(), set()
+    result = SuiteResult(suite_dir, [])
+    todo = cells(spec)
+    try:
+        for n, cell in enumerate(todo, 1):
+            plan = plan_cell(cell, source)
+            outcome = Outcome(cell, expected_verdict(plan.variant, plan.scenario.name))
+            result.outcomes.append(outcome)
+            if result.signal:
+                outcome.skipped = f"suite stopped by signal {result.signal}"
+                continue
+            needs_boot = plan.needs_cluster and cell.variant not in booted
+            want = budget.estimate(plan.scenario.duration + plan.scenario.recovery_wait, needs_boot)
+            if want > budget.left():
+                outcome.skipped = f"needs about {want:.0f} s, {max(0.0, budget.left()):.0f} s of the budget left"
+                say(f"[{n}/{len(todo)}] {cell.label}: skipped ({outcome.skipped})")
+                continue
+            t0 = budget_clock()
+            try:
+                live = None
+                if plan.needs_cluster:
+                    live = pool.get(plan.variant)
+                    if needs_boot:
+                        budget.boots.append(budget_clock() - t0)
+                        booted.add(cell.variant)
+                t1 = budget_clock()
+                run = Runner(plan, suite_dir, cluster=live, check=True).run()
+            except (ClusterError, RunError) as exc:
+                outcome.error = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+                outcome.seconds = budget_clock() - t0
+                say(f"[{n}/{len(todo)}] {cell.label}: error: {outcome.error}")
+                pool.release(cell.variant)
+                booted.discard(cell.variant)
+                continue
+            outcome.seconds = budget_clock() - t0
+            budget.overheads.append(max(0.0, budget_clock() - t1 - plan.scenario.duration - plan.scenario.recovery_wait))
+            outcome.run_dir = run.run_dir
+            if run.signal:
+                result.signal = run.signal
+                outcome.error = f"stopped by signal {run.signal}"
+            elif run.valid is None:
+                outcome.error = "not checked: " + ("; ".join(run.notes) or "the checkers did not run")
+            else:
+                outcome.verdict, outcome.anomalies = run.verdict, run.anomaly_summary()
+            say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
+                f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}; "
+                f"{outcome.seconds:.0f} s; {run.run_dir}")
+    finally:
+        pool.close()
+        _write_outputs(spec, result)
+    return result
+
+
+def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:
+    from harness.store import write_json
+
+    write_json(result.suite_dir / "suite.json", {
+        "suite": spec.model_dump(mode="json"),
+        "exit_code": result.exit_code,
+        "outcomes": [{"variant": o.cell.variant, "scenario": o.cell.scenario, "round": o.cell.round,
+                      "expected": o.expected, "verdict": o.verdict, "status": o.status, "anomalies": o.anomalies,
+                      "seconds": round(o.seconds, 1), "skipped": o.skipped, "error": o.error,
+                      "run_dir": str(o.run_dir) if o.run_dir else None} for o in result.outcomes],
+    })
+    try:
+        from reports.compare import write_compare
+        from reports.junit import write_suite_junit
+        from reports.run_files import RunDirError
+    except ModuleNotFoundError:  # reports not installed: suite.json is the record
+        return
+    result.junit = write_suite_junit(result.suite_dir, spec.name, result.outcomes)
+    try:
+        result.compare, result.matrix = write_compare([result.suite_dir], result.suite_dir / "compare.html")
+    except RunDirError:  # no run got as far as results.json
+        result.compare = None

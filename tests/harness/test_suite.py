@@ -1,0 +1,169 @@
+"""Suites: the matrix, the budget, the judgement against each variant's expectations,
+and what a suite writes. Runs use the noop scenario (no cluster) so they are quick; the
+checkers run for real on their histories."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from clusters.variant import VARIANTS_DIR
+from harness.scenario import SCENARIOS_DIR
+from harness.suite import Budget, Cell, SuiteError, cells, load_suite, run_suite
+
+
+def write_suite(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "s.toml"
+    path.write_text(body)
+    return path
+
+
+@pytest.fixture
+def expecting_invalid(tmp_path: Path) -> tuple[Path, Path]:
+    """A variant that expects `mixed` to be invalid, and a no-cluster scenario named mixed."""
+    variant = tmp_path / "strict.toml"
+    text = (VARIANTS_DIR / "fabric-recommended.toml").read_text()
+    variant.write_text(text.replace('name = "fabric-recommended"', 'name = "strict"')
+                       .replace('mixed = "valid"', 'mixed = "invalid"'))
+    scenario = tmp_path / "mixed.toml"
+    shutil.copy(SCENARIOS_DIR / "noop.toml", scenario)
+    return variant, scenario
+
+
+def test_cells_are_grouped_by_variant_and_repeats_are_numbered(tmp_path):
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 100
+[[matrix]]
+variants = ["fabric-recommended", "acks-1"]
+scenarios = ["noop"]
+repeat = 2
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["default"]
+duration = 5
+""")))
+    assert [(c.variant, c.scenario, c.round, c.duration) for c in cells(spec)] == [
+        ("fabric-recommended", "noop", 0, None), ("fabric-recommended", "noop", 1, None),
+        ("fabric-recommended", "default", 0, 5), ("acks-1", "noop", 0, None), ("acks-1", "noop", 1, None)]
+    assert Cell("a", "b", 1).label == "a x b #2"
+
+
+@pytest.mark.parametrize("body, message", [
+    ("budget = 0\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']", "budget: must be > 0"),
+    ("budget = 9\n[[matrix]]\nvariants = ['nope']\nscenarios = ['noop']", "nope x noop: scenario"),
+    ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['nope']", "fabric-recommended x nope"),
+    ("budget = 9\nmatrix = []", "matrix: "),
+    ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']\nrepeats = 2", "repeats"),
+])
+def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body, message):
+    with pytest.raises(SuiteError, match=message) as err:
+        load_suite(str(write_suite(tmp_path, body)))
+    assert "\n" not in str(err.value)
+
+
+def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind():
+    from clusters.variant import FAULT_KINDS
+
+    nightly = {(c.variant, c.scenario) for c in cells(load_suite("nightly"))}
+    variants = {p.stem for p in VARIANTS_DIR.glob("*.toml")}
+    assert nightly == {(v, k) for v in variants for k in FAULT_KINDS}
+    assert cells(load_suite("smoke")) and cells(load_suite("detection"))
+
+
+def test_budget_estimates_from_what_it_measured():
+    now = [0.0]
+    budget = Budget(100, clock=lambda: now[0])
+    assert budget.estimate(10, boot=False) == 10 + 60
+    budget.overheads.append(5)
+    budget.boots.append(20)
+    now[0] = 30
+    assert budget.left() == 70 and budget.estimate(10, boot=True) == 35
+
+
+def test_a_suite_runs_judges_and_writes_suite_json_junit_and_compare(tmp_path):
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 600
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["noop"]
+duration = 1
+""")))
+    lines: list[str] = []
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
+    assert result.exit_code == 0, lines
+    (o,) = result.outcomes
+    assert (o.verdict, o.expected, o.status) == ("valid", "valid", "as expected")
+    assert result.suite_dir.parent == tmp_path / "store" / "suite-s"
+    assert (tmp_path / "store" / "suite-s" / "latest").resolve() == result.suite_dir
+    record = json.loads((result.suite_dir / "suite.json").read_text())
+    assert record["exit_code"] == 0 and record["outcomes"][0]["status"] == "as expected"
+    junit = ET.parse(result.suite_dir / "junit.xml").getroot()
+    assert (junit.get("tests"), junit.get("failures")) == ("1", "0")
+    assert result.compare.is_file() and "fabric-recommended" in result.compare.read_text()
+    assert lines[0].startswith("[1/1] fabric-recommended x noop: valid")
+
+
+def test_a_verdict_the_variant_does_not_expect_fails_the_suite(tmp_path, expecting_invalid):
+    variant, scenario = expecting_invalid
+    spec = load_suite(str(write_suite(tmp_path, f"""
+budget = 600
+[[matrix]]
+variants = ["{variant}"]
+scenarios = ["{scenario}"]
+duration = 1
+""")))
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
+    (o,) = result.outcomes
+    assert (o.verdict, o.expected, o.status) == ("valid", "invalid", "UNEXPECTED")
+    assert result.exit_code == 1
+    failure = ET.parse(result.suite_dir / "junit.xml").getroot().find("testcase/failure")
+    assert "verdict valid where invalid is expected" in failure.get("message")
+
+
+def test_runs_that_do_not_fit_the_budget_are_skipped_and_fail_the_suite(tmp_path):
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 30
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["noop"]
+""")))
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
+    (o,) = result.outcomes
+    assert o.status == "skipped" and "of the budget left" in o.skipped and o.run_dir is None
+    assert result.exit_code == 1
+    junit = ET.parse(result.suite_dir / "junit.xml").getroot()
+    assert junit.get("skipped") == "1" and result.compare is None
+
+
+def test_ordeal_suite_refuses_a_bad_suite_with_exit_2(tmp_path):
+    path = write_suite(tmp_path, "budget = 'soon'\n[[matrix]]\nvariants = ['x']\nscenarios = ['noop']")
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", str(path)], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "budget" in proc.stderr
+
+
+def test_ordeal_suite_list_prints_the_runs_without_running_them():
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", "smoke", "--list"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "unclean-election x targeted-isr-shrink" in proc.stdout.splitlines()
+
+
+def _collected(*args: str) -> list[str]:
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-m", "pytest", "tests/scenarios", "--collect-only", "-q",
+                           "-p", "no:cacheprovider", *args], capture_output=True, text=True, timeout=120, cwd=root)
+    return [line for line in proc.stdout.splitlines() if "::" in line]
+
+
+def test_scenario_tests_are_the_cells_of_the_suite_given_and_none_without_one():
+    assert _collected() == []
+    smoke = {(c.variant, c.scenario) for c in cells(load_suite("smoke"))}
+    got = {(line.split("[")[1].rstrip("]"), line.split("::test_")[1].split("[")[0].replace("_", "-"))
+           for line in _collected("--suite", "smoke")}
+    assert got == smoke

@@ -1,0 +1,14 @@
+"""isolate-controller: the Kafka controller cut off from every other node."""
+from __future__ import annotations
+
+import pytest
+
+from tests.scenarios.conftest import VARIANTS
+
+KIND = "isolate-controller"
+pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_isolate_controller(variant: str, judge) -> None:
+    judge(KIND, variant)

@@ -1,0 +1,14 @@
+"""isolate-leader: the leader of a random partition cut off from every other node."""
+from __future__ import annotations
+
+import pytest
+
+from tests.scenarios.conftest import VARIANTS
+
+KIND = "isolate-leader"
+pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_isolate_leader(variant: str, judge) -> None:
+    judge(KIND, variant)

@@ -1,0 +1,14 @@
+"""kill-osn: a random ordering service node SIGKILLed, restarted an interval later."""
+from __future__ import annotations
+
+import pytest
+
+from tests.scenarios.conftest import VARIANTS
+
+KIND = "kill-osn"
+pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_kill_osn(variant: str, judge) -> None:
+    judge(KIND, variant)
