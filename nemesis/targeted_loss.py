@@ -43,6 +43,8 @@ class TargetedLossOptions(BaseModel):
     in_sync: int | None = Field(None, ge=1, description="replicas left in the ISR, leader included; "
                                 "default the variant's min.insync.replicas")
     shrink_timeout: float = Field(20.0, ge=0, description="seconds stop waits for the ISR to shrink before the kill")
+    hold: float = Field(5.0, ge=0, description="seconds stop lets the shrunk ISR acknowledge writes before the kill, "
+                        "so that there is something to lose whatever the interval")
     election_timeout: float = Field(30.0, gt=0, description="seconds to wait for a new leader after the kill")
     seed: int = 0
 
@@ -51,7 +53,8 @@ class TargetedIsrShrink(Fault):
     """The steps, each answering its nemesis op: cut() -> [wait_isr_shrunk()] ->
     kill_in_sync() -> [wait_new_leader()] -> heal() -> restart(). In a run, `start` is the
     cut and `stop` the rest: it first waits (shrink_timeout) for the ISR to shrink if the
-    interval was too short for it, and answers one heal op listing every step it took
+    interval was too short for it, lets the shrunk ISR acknowledge writes for `hold`
+    seconds, and answers one heal op listing every step it took
     (the harness records one op per invoke)."""
 
     name = "targeted-isr-shrink"
@@ -152,6 +155,8 @@ class TargetedIsrShrink(Fault):
         try:
             if self.plan is not None:
                 shrunk = self.wait_isr_shrunk(self.options.shrink_timeout).isr
+                if set(shrunk) <= set(self.plan["in_sync"]):
+                    time.sleep(self.options.hold)
                 steps.append(self.kill_in_sync())
                 elected = self.wait_new_leader()
                 steps[-1]["value"].update(isr_before=shrunk, elected=elected)
