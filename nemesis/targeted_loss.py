@@ -3,6 +3,16 @@ leader off from followers (not from ZooKeeper), keep acknowledging writes with t
 ISR, then take the in-sync replicas away so that a stale follower is elected (an unclean
 election), heal, restart. Acknowledged writes the stale follower never had are gone.
 
+Before the in-sync group goes, the leader is cut from its in-sync followers too and
+killed a moment later (`lag`), while they are still in the ISR: a follower is elected
+cleanly without the writes the leader acknowledged alone meanwhile. Only acks=1 lets the
+leader acknowledge those (acks=all waits for the whole ISR), so this step finds acks=1's
+loss and costs the other settings nothing but timeouts.
+
+The same steps run on every variant. A configuration with min.insync.replicas=1 and no
+unclean election loses nothing to them: its one in-sync copy survives a SIGKILL on disk,
+and no other replica may lead while it is down.
+
 Kafka facts the steps rely on:
 - a follower that fetches nothing for replica.lag.time.max.ms (10 s here) is dropped from
   the ISR by the leader, checked every half of that: the ISR shrinks 10-15 s after the cut;
@@ -13,7 +23,8 @@ Kafka facts the steps rely on:
   be: the in-sync group keeps min.insync.replicas members (Jepsen's 2013 run, before that
   setting existed, had the leader alone), so the writes keep being acknowledged;
 - a killed broker leaves the ISR only when its ZooKeeper session expires
-  (zookeeper.session.timeout.ms, 6 s here); with the whole in-sync group dead the
+  (zookeeper.session.timeout.ms, 6 s here); the controller then elects a live in-sync
+  follower (clean); with the whole in-sync group dead the
   controller elects a live out-of-sync replica only if unclean election is enabled,
   otherwise the partition stays leaderless until an in-sync replica returns.
 """
@@ -43,6 +54,8 @@ class TargetedLossOptions(BaseModel):
     in_sync: int | None = Field(None, ge=1, description="replicas left in the ISR, leader included; "
                                 "default the variant's min.insync.replicas")
     shrink_timeout: float = Field(20.0, ge=0, description="seconds stop waits for the ISR to shrink before the kill")
+    lag: float = Field(3.0, ge=0, le=8, description="seconds the leader, cut from its in-sync followers too, "
+                       "runs alone before it is killed; below replica.lag.time.max.ms, so they stay in the ISR")
     hold: float = Field(5.0, ge=0, description="seconds stop lets the shrunk ISR acknowledge writes before the kill, "
                         "so that there is something to lose whatever the interval")
     election_timeout: float = Field(30.0, gt=0, description="seconds to wait for a new leader after the kill")
@@ -51,11 +64,11 @@ class TargetedLossOptions(BaseModel):
 
 class TargetedIsrShrink(Fault):
     """The steps, each answering its nemesis op: cut() -> [wait_isr_shrunk()] ->
-    kill_in_sync() -> [wait_new_leader()] -> heal() -> restart(). In a run, `start` is the
-    cut and `stop` the rest: it first waits (shrink_timeout) for the ISR to shrink if the
-    interval was too short for it, lets the shrunk ISR acknowledge writes for `hold`
-    seconds, and answers one heal op listing every step it took
-    (the harness records one op per invoke)."""
+    isolate_leader() -> kill(leader) -> [wait_new_leader()] -> kill(kept followers) ->
+    [wait_new_leader()] -> heal() -> restart(). In a run, `start` is the cut and `stop` the
+    rest: it first waits (shrink_timeout) for the ISR to shrink if the interval was too
+    short for it, lets the shrunk ISR acknowledge writes for `hold` seconds, and answers
+    one heal op listing every step it took (the harness records one op per invoke)."""
 
     name = "targeted-isr-shrink"
 
@@ -107,26 +120,34 @@ class TargetedIsrShrink(Fault):
                 return state
             time.sleep(POLL)
 
-    def kill_in_sync(self) -> Op:
-        """SIGKILL the in-sync group, followers first: the leader stays the last in-sync
-        replica, so no follower can be elected cleanly and catch up the stale ones."""
+    def isolate_leader(self) -> Op:
+        """Cut the leader from its in-sync followers as well (ZooKeeper stays reachable);
+        they stay cut from the stale ones, so none can catch another up."""
         assert self.plan is not None
-        order = [*self.plan["in_sync"][1:], self.plan["in_sync"][0]]
-        for name in order:
+        leader, *kept = self.plan["in_sync"]
+        graph = topologies.grudge(Firewall(self.cluster).names(), [[leader], kept, self.plan["stale"]])
+        Firewall(self.cluster).apply(graph)
+        return op("partition", self.name, **topologies.describe(graph, "leader-alone"))
+
+    def kill(self, names: list[str]) -> Op:
+        assert self.plan is not None
+        for name in names:
             self.cluster.node(name).kill()
             self.killed.append(name)
-        return op("kill", self.name, nodes=order, topic=self.plan["topic"], partition=self.plan["partition"])
+        return op("kill", self.name, nodes=names, topic=self.plan["topic"], partition=self.plan["partition"])
 
-    def wait_new_leader(self, timeout: float | None = None) -> str | None:
-        """Until a broker outside the in-sync group leads the partition, or the timeout."""
+    def wait_new_leader(self, timeout: float | None = None, excluded: list[str] | None = None) -> str | None:
+        """Until a broker not in `excluded` (default the in-sync group) leads the partition,
+        or the timeout."""
         assert self.plan is not None
+        excluded = self.plan["in_sync"] if excluded is None else excluded
         deadline = time.monotonic() + (timeout or self.options.election_timeout)
         while time.monotonic() < deadline:
             try:
                 leader = self.state().leader
             except Exception:  # noqa: BLE001 - metadata may be unavailable for a moment
                 leader = None
-            if leader is not None and leader not in self.plan["in_sync"]:
+            if leader is not None and leader not in excluded:
                 return leader
             time.sleep(POLL)
         return None
@@ -135,8 +156,9 @@ class TargetedIsrShrink(Fault):
         return op("heal", self.name, **Firewall(self.cluster).heal())
 
     def restart(self) -> Op:
+        """Start the killed brokers, the last killed (the last in-sync) first."""
         started = []
-        for name in self.killed:
+        for name in reversed(self.killed):
             node = self.cluster.node(name)
             if not node.alive():
                 node.start()
@@ -149,7 +171,8 @@ class TargetedIsrShrink(Fault):
         return self.cut(rng)
 
     def stop(self) -> Op:
-        """Kill the in-sync group, wait (bounded) for the election, heal, restart."""
+        """Hold the shrunk ISR, leave the leader alone and kill it, kill the rest of the
+        in-sync group; after each kill wait (bounded) for an election; heal, restart."""
         steps: list[Op] = []
         elected = None
         try:
@@ -157,7 +180,14 @@ class TargetedIsrShrink(Fault):
                 shrunk = self.wait_isr_shrunk(self.options.shrink_timeout).isr
                 if set(shrunk) <= set(self.plan["in_sync"]):
                     time.sleep(self.options.hold)
-                steps.append(self.kill_in_sync())
+                leader, *kept = self.plan["in_sync"]
+                if kept and self.options.lag:
+                    steps.append(self.isolate_leader())
+                    time.sleep(self.options.lag)
+                steps.append(self.kill([leader]))
+                if kept:  # a kept follower takes over cleanly, then goes too
+                    steps[-1]["value"].update(isr_before=shrunk, elected=self.wait_new_leader(excluded=[leader]))
+                    steps.append(self.kill(kept))
                 elected = self.wait_new_leader()
                 steps[-1]["value"].update(isr_before=shrunk, elected=elected)
         finally:

@@ -53,8 +53,11 @@ def test_fabric_recommended_matches_the_fabric_guide() -> None:
 
 
 def test_unsafe_variants_expect_loss_under_the_targeted_sequence() -> None:
-    for name in ("unclean-election", "min-isr-1", "acks-1"):
-        assert load_variant(name).expected("targeted-isr-shrink") == "invalid-possible"
+    for name in ("unclean-election", "acks-1"):
+        assert load_variant(name).expected("targeted-isr-shrink") == "invalid"
+    # One in-sync copy survives a SIGKILL on disk and nothing else may lead: loss is possible
+    # (a lost disk, unclean election), not certain.
+    assert load_variant("min-isr-1").expected("targeted-isr-shrink") == "invalid-possible"
 
 
 @pytest.mark.parametrize("case", sorted(INVALID))

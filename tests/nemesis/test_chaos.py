@@ -177,11 +177,12 @@ def test_timeout_toxic_silences_a_broker_for_clients_until_healed(cluster: Clust
     assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is not None
 
 
-def _targeted_run(cluster: Cluster, topic: str, options: dict) -> tuple[dict, dict, dict[int, int], list[int], int]:
+def _targeted_run(cluster: Cluster, topic: str, options: dict,
+                  acks: str = "all") -> tuple[dict, dict, dict[int, int], list[int], int]:
     """The targeted sequence on `topic` under a steady writer: ops of the cut and of the
     rest, the acknowledged values, the final read, and how many acks came in while the
     ISR was shrunk to the in-sync group."""
-    writer = Writer(cluster, topic).start()
+    writer = Writer(cluster, topic, acks=acks).start()
     nem = fault_factory("targeted-isr-shrink")({"topic": topic, "partition": 0, **options})
     try:
         until(lambda: writer.acked_count() > 20, 10)
@@ -203,8 +204,11 @@ def test_targeted_isr_shrink_loses_acknowledged_writes_with_unclean_election(clu
     create_topic(cluster, "loss-unclean", {"unclean.leader.election.enable": "true"})
     cut, rest, acked, values, while_shrunk = _targeted_run(cluster, "loss-unclean", {})
     assert cut["f"] == "partition" and cut["value"]["leader"] in cut["value"]["in_sync"]
-    assert [s["f"] for s in rest["value"]["steps"]] == ["kill", "heal", "start"]
-    assert rest["value"]["elected"] in cut["value"]["stale"]  # the stale follower leads now
+    steps = rest["value"]["steps"]
+    assert [s["f"] for s in steps] == ["partition", "kill", "kill", "heal", "start"]
+    leader, kept = cut["value"]["in_sync"]
+    assert steps[1]["value"]["nodes"] == [leader] and steps[1]["value"]["elected"] == kept  # clean
+    assert rest["value"]["elected"] in cut["value"]["stale"]  # then the stale follower, uncleanly
     lost = [v for v in acked if v not in set(values)]
     print(f"unclean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
           f"{len(values)} read back, {len(lost)} acknowledged writes lost")
@@ -219,6 +223,18 @@ def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Clu
     print(f"clean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
           f"{len(values)} read back, {len(lost)} acknowledged writes lost")
     assert while_shrunk > 0 and lost == []
+
+
+def test_targeted_sequence_loses_what_a_lone_leader_acknowledged_with_acks_1(cluster: Cluster) -> None:
+    # No unclean election: the loss comes from the clean election of a follower that was cut
+    # from the leader for `lag` seconds while acks=1 let the leader acknowledge alone.
+    create_topic(cluster, "loss-acks1")
+    cut, rest, acked, values, _ = _targeted_run(cluster, "loss-acks1", {"election_timeout": 15, "lag": 4}, acks="1")
+    steps = rest["value"]["steps"]
+    assert steps[1]["value"]["elected"] == cut["value"]["in_sync"][1] and rest["value"]["elected"] is None
+    lost = [v for v in acked if v not in set(values)]
+    print(f"acks=1: {len(acked)} acknowledged, {len(values)} read back, {len(lost)} acknowledged writes lost")
+    assert len(lost) >= 1
 
 
 def test_unclean_toggle_heal_removes_broker_values_a_crashed_run_left(cluster: Cluster) -> None:

@@ -23,13 +23,13 @@ def create_topic(cluster, topic: str, config: dict[str, str] | None = None) -> N
 
 
 class Writer:
-    """Sends 0, 1, 2, ... to partition 0 of `topic` (acks=all, no idempotence, like the
-    variants' producer) at about `rate` per second until stopped; `acked` holds the values
+    """Sends 0, 1, 2, ... to partition 0 of `topic` (acks=all unless told, no idempotence,
+    like the variants' producer) at about `rate` per second until stopped; `acked` holds the values
     Kafka acknowledged, with their offsets."""
 
-    def __init__(self, cluster, topic: str, rate: float = 50.0):
+    def __init__(self, cluster, topic: str, rate: float = 50.0, acks: str = "all"):
         self.topic, self.rate = topic, rate
-        self.producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "acks": "all",
+        self.producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "acks": acks,
                                   "enable.idempotence": False, "retries": 3, "linger.ms": 0,
                                   "request.timeout.ms": 30000, "message.timeout.ms": 60000,
                                   "topic.metadata.refresh.interval.ms": 1000}, logger=_QUIET)
