@@ -2,10 +2,13 @@
 and completion of a format-1 send, as the runner's workers do.
 
 Prints ops/s (an op = invoke + completion, two history lines), ops per CPU-second of the
-process, and the recorder's share of the worker threads' CPU time. The throughput pass
-is uninstrumented; the share comes from a second pass that reads each thread's CPU clock
-around every Recorder.record call (that clock costs a system call, so it is kept out of
-the throughput figure).
+process, and the recorder's share of the process's CPU time. The recorder encodes and
+writes in its own flusher thread, so each pass is timed until Recorder.close has written
+the last line, and the recorder's share is all the process's CPU time except what the
+workers spend outside Recorder.record (building ops, calling the client). The throughput
+pass is uninstrumented; the share comes from a second pass that reads each thread's CPU
+clock around every Recorder.record call (that clock costs a system call, so it is kept out
+of the throughput figure).
 
     .venv/bin/python bench/recorder.py [--threads 16] [--seconds 5]
 """
@@ -73,13 +76,13 @@ def bench(body, threads: int, seconds: float, path: Path) -> dict[str, float]:
     stop.set()
     for th in pool:
         th.join()
+    recorder.close()  # what the flusher has not written yet is part of the cost
     wall, cpu = time.perf_counter() - began, time.process_time() - cpu_began
-    recorder.close()
     total = sum(r[0] for r in results)
     lines = sum(1 for _ in read_history(path))
     assert lines == 2 * total, (lines, total)
     return {"ops": total, "wall": wall, "cpu": cpu, "ops_per_s": total / wall, "ops_per_cpu_s": total / cpu,
-            "share": sum(r[1] for r in results) / max(1, sum(r[2] for r in results))}
+            "share": 1 - sum(r[2] - r[1] for r in results) / 1e9 / cpu}
 
 
 def main() -> None:
@@ -97,7 +100,7 @@ def main() -> None:
     # With the GIL the process uses about one core at most: per CPU-second is what a core of
     # its own would give; the wall-clock figure also depends on what else the machine runs.
     print(f"ops per CPU-second:         {r['ops_per_cpu_s']:,.0f}")
-    print(f"recorder share of worker CPU time: {s['share']:.0%}")
+    print(f"recorder share of process CPU time: {s['share']:.0%}")
 
 
 if __name__ == "__main__":

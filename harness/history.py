@@ -1,12 +1,16 @@
 """The history file: a recorder that many threads append to, and a reader that streams.
 
-Every op gets its `index` and `time` under one lock, so both are strictly/monotonically
-increasing in file order. Lines reach the OS at least every FLUSH_INTERVAL and at once on
-every nemesis op: a harness killed by SIGKILL leaves a history that reads back completely
-up to its last flush (no fsync needed; the page cache survives the process).
+Recording takes no lock: an op gets its `index` and `time` in one step that no other
+thread can come between (see Recorder.__init__), so many threads do not queue behind each
+other, and behind the GIL, on every op. A flusher thread writes the lines in index order,
+so `index` strictly increases and `time` never goes backwards in file order. Lines reach
+the OS at least every FLUSH_INTERVAL and at once on every nemesis op: a harness killed by
+SIGKILL leaves a history that reads back completely up to its last flush (no fsync needed;
+the page cache survives the process).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import logging
 import threading
@@ -25,9 +29,17 @@ FLUSH_INTERVAL = 0.1  # seconds; the contract is "at least every 200 ms"
 
 def _encode(op: Op) -> bytes:
     """Compact JSON of one op. pydantic_core's encoder is about three times as fast as the
-    stdlib's C encoder on ops (bench/recorder.py); a value JSON cannot hold (a client's
+    stdlib's C encoder on ops (bench/recorder.py). A value JSON cannot hold (a client's
     bug) is written as its repr rather than stopping the run."""
-    return to_json(op, fallback=repr)
+    try:
+        return to_json(op)  # the usual op, without paying for the fallback argument
+    except ValueError:
+        pass
+    try:
+        return to_json(op, fallback=repr)
+    except ValueError:  # a value that contains itself
+        return to_json({key: value if isinstance(value, (str, int)) else repr(value) for key, value in op.items()},
+                       fallback=repr)
 
 
 class HistoryError(ValueError):
@@ -35,16 +47,24 @@ class HistoryError(ValueError):
 
 
 class Recorder:
-    """Appends ops to history.jsonl; thread-safe; `record` returns the op with index and time."""
+    """Appends ops to history.jsonl; thread-safe; `record` sets the op's index and time and
+    returns it (they come last in its line: the op is encoded as it is, which is the cheapest)."""
 
     def __init__(self, path: Path, *, flush_interval: float = FLUSH_INTERVAL):
         self.path = Path(path)
         self._file = open(self.path, "wb")
-        self._lock = threading.Lock()  # index, time and buffer order
-        self._write_lock = threading.Lock()  # one writer at a time, in buffer order
-        self._buffer: list[bytes] = []
-        self._next_index = 0
         self.start_ns = time.monotonic_ns()
+        # (index, monotonic ns) pairs. zip, count and the clock are all C, and the GIL only
+        # changes hands between bytecodes: no other thread takes a stamp between one's index
+        # and its time, so time never goes backwards in index order. (This leans on the GIL;
+        # a free-threaded Python would need a lock here.)
+        self._stamps = zip(itertools.count(), iter(time.monotonic_ns, None))
+        # index -> line not written yet. A worker stores its line with one dict store (atomic
+        # under the GIL too); a thread that lost the GIL between its stamp and its store
+        # leaves a gap for a moment, and the writer stops at the gap until it is filled.
+        self._lines: dict[int, bytes] = {}
+        self._written = 0  # the next index to write
+        self._write_lock = threading.Lock()  # one writer at a time; workers never take it
         self._closed = threading.Event()
         self._flusher = threading.Thread(target=self._flush_every, args=(flush_interval,),
                                          name="history-flusher", daemon=True)
@@ -52,40 +72,65 @@ class Recorder:
 
     @property
     def count(self) -> int:
-        return self._next_index
+        """Ops recorded so far (written or about to be)."""
+        with self._write_lock:
+            return self._written + len(self._lines)
 
     def elapsed_ns(self) -> int:
         return time.monotonic_ns() - self.start_ns
 
     def record(self, op: Op) -> Op:
-        # Encode outside the lock (the expensive part); only numbering and ordering are locked.
-        body = _encode(op)
-        rest = body[1:] if len(body) > 2 else b"}"
-        sep = b"," if len(body) > 2 else b""
-        with self._lock:
-            index = self._next_index
-            self._next_index = index + 1
-            now = time.monotonic_ns() - self.start_ns
-            self._buffer.append(b'{"index":%d,"time":%d%s%s\n' % (index, now, sep, rest))
-        op["index"] = index
-        op["time"] = now
+        index, now = next(self._stamps)
+        line = b""  # if encoding raises, the op is not recorded but later indices must not wait for it
+        try:
+            op["index"] = index
+            op["time"] = now - self.start_ns
+            line = _encode(op) + b"\n"
+        finally:
+            self._lines[index] = line
         if op.get("process") == NEMESIS:
-            self.flush()
+            self._flush_through(index)
         return op
 
     def flush(self) -> None:
-        """Hand every recorded line to the OS, in index order."""
+        """Hand every op recorded before this call to the OS, in index order."""
+        self._flush_through(max(self._lines, default=-1))
+
+    def _flush_through(self, index: int) -> None:
+        """Write the lines up to `index`. One numbered before it but not stored yet (its
+        thread lost the GIL in between) is waited for, briefly."""
+        deadline = time.monotonic() + FLUSH_INTERVAL
+        self._write()
+        while self._written <= index and not self._file.closed and time.monotonic() < deadline:
+            time.sleep(0.001)
+            self._write()
+
+    def _write(self, *, gaps: bool = False) -> None:
+        """Write the stored lines that come next in index order: up to the first index not
+        stored yet, or (`gaps`, at close) all of them."""
         with self._write_lock:
-            with self._lock:
-                lines, self._buffer = self._buffer, []
-            if lines and not self._file.closed:
-                self._file.write(b"".join(lines))
+            if self._file.closed:
+                return
+            lines, first = self._lines, self._written
+            if gaps:
+                indices: range | list[int] = sorted(lines)
+                if indices and indices[-1] - first != len(indices) - 1:
+                    log.warning("history: some ops were numbered but never stored (their threads were still "
+                                "recording at close)")
+            else:  # lines holds no index below first: the next ones are first, first + 1, ...
+                indices = range(first, first + len(lines))
+                gap = next(itertools.filterfalse(lines.__contains__, indices), None)
+                if gap is not None:
+                    indices = range(first, gap)
+            if indices:
+                self._file.write(b"".join(map(lines.pop, indices)))
                 self._file.flush()
+                self._written = indices[-1] + 1
 
     def _flush_every(self, interval: float) -> None:
         while not self._closed.wait(interval):
             try:
-                self.flush()
+                self._write()
             except (OSError, ValueError) as exc:  # disk full, file closed under us
                 log.warning("history flush failed: %s", exc)
 
@@ -95,7 +140,7 @@ class Recorder:
             return
         self._closed.set()
         self._flusher.join()
-        self.flush()
+        self._write(gaps=True)
         with self._write_lock:
             self._file.close()
 
