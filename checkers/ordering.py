@@ -129,9 +129,19 @@ def chain_txs(chain: DataFrame) -> DataFrame:
     return chain.select(*CHAIN, "number", "index", F.posexplode("txs").alias("pos", "tx"))
 
 
-def duplicate_txs(txs: DataFrame) -> DataFrame:
-    """One tx id in more than one place of one OSN's chain."""
-    bad = (txs.groupBy(*CHAIN, "tx")
+def broadcast_txs(ops: DataFrame) -> DataFrame:
+    """(channel, tx) of every broadcast this history invoked, whatever its outcome."""
+    v = F.col("value")
+    return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke"))
+            .select(v["channel"].alias("channel"), v["tx"].alias("tx")).distinct())
+
+
+def duplicate_txs(txs: DataFrame, ours: DataFrame) -> DataFrame:
+    """One tx id this history broadcast (`ours`) in more than one place of one OSN's chain.
+    A channel outlives a run on a reused cluster: the blocks of earlier runs are delivered
+    too, and their duplicates were those runs' to report."""
+    bad = (txs.join(ours, ["channel", "tx"], "left_semi")
+           .groupBy(*CHAIN, "tx")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.col("n") > 1))
@@ -178,6 +188,6 @@ def ordering_anomalies(ops: DataFrame) -> tuple[DataFrame, DataFrame]:
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, txs, height))
-            .unionByName(duplicate_txs(txs))
+            .unionByName(duplicate_txs(txs, broadcast_txs(ops)))
             .unionByName(lagging_osns(height)))
     return rows, undelivered_channels(broadcasts, height)
