@@ -5,12 +5,12 @@ the setting (VariantError), which the CLI turns into exit 2.
 """
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from harness.settings_file import read_settings, settings_path
 from harness.validation_message import one_line
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -120,20 +120,10 @@ def parse_variant(data: dict, source: str) -> Variant:
 
 
 def variant_path(name_or_path: str) -> Path:
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
-    return VARIANTS_DIR / f"{name_or_path}.toml"
+    return settings_path(name_or_path, VARIANTS_DIR)
 
 
 def load_variant(name_or_path: str) -> Variant:
     """A shipped variant by name, or any variant file by path."""
-    path = variant_path(name_or_path)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in VARIANTS_DIR.glob("*.toml")))
-        raise VariantError(f"variant {name_or_path}: no such variant (known: {known})")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise VariantError(f"variant {path}: not valid TOML: {exc}") from None
+    path, data = read_settings(name_or_path, VARIANTS_DIR, "variant", VariantError)
     return parse_variant(data, str(path))

@@ -5,12 +5,12 @@ turns into exit 2.
 """
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from harness.settings_file import read_settings, settings_path
 from harness.validation_message import one_line
 
 SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -53,14 +53,7 @@ class Scenario(_Strict):
 
 def scenario_path(name_or_path: str) -> Path:
     """A file path as given, or a shipped scenario by name (scenarios/<name>.toml)."""
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
-    shipped = SCENARIOS_DIR / f"{name_or_path}.toml"
-    try:  # shown as scenarios/<name>.toml when run from the repository
-        return shipped.relative_to(Path.cwd())
-    except ValueError:
-        return shipped
+    return settings_path(name_or_path, SCENARIOS_DIR)
 
 
 def parse_scenario(data: dict[str, Any], source: str, overrides: dict[str, Any] | None = None) -> Scenario:
@@ -75,12 +68,5 @@ def parse_scenario(data: dict[str, Any], source: str, overrides: dict[str, Any] 
 
 
 def load_scenario(name_or_path: str, overrides: dict[str, Any] | None = None) -> Scenario:
-    path = scenario_path(name_or_path)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in SCENARIOS_DIR.glob("*.toml")))
-        raise ScenarioError(f"scenario {name_or_path}: no such file or shipped scenario (known: {known})")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise ScenarioError(f"scenario {path}: not valid TOML: {exc}") from None
+    path, data = read_settings(name_or_path, SCENARIOS_DIR, "scenario", ScenarioError)
     return parse_scenario(data, str(path), overrides)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.scenario import SCENARIOS_DIR, ScenarioError
+from harness.settings_file import read_settings, settings_path
 from harness.validation_message import one_line
 
 SUITES_DIR = SCENARIOS_DIR / "suites"
@@ -94,23 +94,13 @@ class Outcome:
 
 
 def suite_path(name_or_path: str) -> Path:
-    path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
-        return path
-    return SUITES_DIR / f"{name_or_path}.toml"
+    return settings_path(name_or_path, SUITES_DIR)
 
 
 def load_suite(name_or_path: str, budget: float | None = None, duration: float | None = None) -> SuiteSpec:
     """The suite, with the CLI's overrides; every variant and scenario it names is loaded
     and validated here, before anything boots."""
-    path = suite_path(name_or_path)
-    if not path.is_file():
-        known = ", ".join(sorted(p.stem for p in SUITES_DIR.glob("*.toml")))
-        raise SuiteError(f"suite {name_or_path}: no such file or shipped suite (known: {known})")
-    try:
-        data = tomllib.loads(path.read_text())
-    except tomllib.TOMLDecodeError as exc:
-        raise SuiteError(f"suite {path}: not valid TOML: {exc}") from None
+    path, data = read_settings(name_or_path, SUITES_DIR, "suite", SuiteError)
     data.setdefault("name", path.stem)
     if budget is not None:
         data["budget"] = budget

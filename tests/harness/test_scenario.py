@@ -39,7 +39,7 @@ INVALID = [
      "nemesis.faults.0: unknown fault no-such-fault (known: "),
     ("[[workloads]]\nname = 'noop'\n[nemesis]\nfaults = ['noop']\noptions = { noop = { x = 1 } }\n",
      "nemesis.options.noop: noop takes no options"),
-    ("variant = 'no-such-variant'\n[[workloads]]\nname = 'noop'\n", "variant: variant no-such-variant: no such variant"),
+    ("variant = 'no-such-variant'\n[[workloads]]\nname = 'noop'\n", "variant: variant no-such-variant: no such file or shipped variant"),
     ("duration = \n", "not valid TOML"),
 ]
 

@@ -72,7 +72,7 @@ def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind
     nightly = {(c.variant, c.scenario) for c in cells(load_suite("nightly"))}
     variants = {p.stem for p in VARIANTS_DIR.glob("*.toml")}
     assert nightly == {(v, k) for v in variants for k in FAULT_KINDS}
-    assert cells(load_suite("smoke")) and cells(load_suite("detection"))
+    assert all(cells(load_suite(name)) for name in ("smoke", "detection", "matrix"))
 
 
 def test_budget_estimates_from_what_it_measured():
