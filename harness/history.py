@@ -25,6 +25,7 @@ from harness.op import NEMESIS, Op
 log = logging.getLogger("ordeal.history")
 
 FLUSH_INTERVAL = 0.1  # seconds; the contract is "at least every 200 ms"
+GAP_WAIT = 1.0  # seconds a flush waits for ops numbered before it to be stored (see Recorder._lines)
 
 
 def _encode_anyway(op: Op) -> bytes:
@@ -98,8 +99,9 @@ class Recorder:
 
     def _flush_through(self, index: int) -> None:
         """Write the lines up to `index`. One numbered before it but not stored yet (its
-        thread lost the GIL in between) is waited for, briefly."""
-        deadline = time.monotonic() + FLUSH_INTERVAL
+        thread lost the GIL in between; with many busy threads it may wait for the GIL for
+        tens of milliseconds) is waited for, up to GAP_WAIT."""
+        deadline = time.monotonic() + GAP_WAIT
         self._write()
         while self._written <= index and not self._file.closed and time.monotonic() < deadline:
             time.sleep(0.001)
