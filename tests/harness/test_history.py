@@ -13,27 +13,36 @@ from harness.history import FLUSH_INTERVAL, HistoryError, Recorder, read_history
 from harness.op import completion, invoke
 
 
-def record_from_threads(path, threads=16, ops_per_thread=2000):
-    with Recorder(path) as rec:
+def record_from_threads(path, threads=16, ops_per_thread=2000, **recorder_options):
+    """The history file, and every op as `record` returned it."""
+    returned: list[dict] = []
+    with Recorder(path, **recorder_options) as rec:
         gate = threading.Barrier(threads)
 
         def worker(t):
+            mine = []
             gate.wait()
             for n in range(ops_per_thread):
                 op = rec.record(invoke(t, "send", {"n": n}))
-                rec.record(completion(op, {"type": "ok", "value": {"n": n}}))
+                mine += [op, rec.record(completion(op, {"type": "ok", "value": {"n": n}}))]
+            returned.extend(mine)
 
         pool = [threading.Thread(target=worker, args=(t,)) for t in range(threads)]
         for th in pool:
             th.start()
         for th in pool:
             th.join()
-    return list(read_history(path))
+    return list(read_history(path)), returned
 
 
 @pytest.fixture(scope="module")
-def many(tmp_path_factory):
+def recorded(tmp_path_factory):
     return record_from_threads(tmp_path_factory.mktemp("h") / "history.jsonl")
+
+
+@pytest.fixture(scope="module")
+def many(recorded):
+    return recorded[0]
 
 
 def test_many_threads_lose_nothing(many):
@@ -63,6 +72,19 @@ def test_every_invoke_is_completed_exactly_once_by_its_process(many):
     assert not open_ops and set(completed.values()) == {1} and len(completed) == 16 * 2000
 
 
+def test_each_op_record_returned_is_the_line_with_its_index(recorded):
+    ops, returned = recorded
+    assert sorted(returned, key=lambda op: op["index"]) == ops
+
+
+def test_a_busy_writer_keeps_indices_and_times_in_order(tmp_path):
+    # The flusher writes every millisecond while 8 threads record: it often meets an index
+    # whose thread has not stored its line yet, and must wait for it rather than skip it.
+    ops, _ = record_from_threads(tmp_path / "h.jsonl", threads=8, ops_per_thread=3000, flush_interval=0.001)
+    assert [op["index"] for op in ops] == list(range(8 * 3000 * 2))
+    assert all(a["time"] <= b["time"] for a, b in zip(ops, ops[1:]))
+
+
 def test_record_returns_the_op_with_its_index_and_time(tmp_path):
     with Recorder(tmp_path / "h.jsonl") as rec:
         op = rec.record(invoke(0, "poll", {"consumer": "c1"}))
@@ -78,6 +100,36 @@ def test_a_nemesis_op_reaches_the_file_at_once(tmp_path):
         assert [op["index"] for op in read_history(tmp_path / "h.jsonl")] == [0, 1]
     finally:
         rec.close()
+
+
+def test_a_nemesis_op_reaches_the_file_at_once_while_workers_record(tmp_path):
+    path = tmp_path / "h.jsonl"
+    rec = Recorder(path, flush_interval=3600)
+    stop = threading.Event()
+
+    def worker(t):
+        n = 0
+        while not stop.is_set():
+            op = rec.record(invoke(t, "send", n))
+            rec.record(completion(op, {"type": "ok", "value": n}))
+            n += 1
+
+    pool = [threading.Thread(target=worker, args=(t,)) for t in range(4)]
+    snapshots = []
+    try:
+        for th in pool:
+            th.start()
+        for _ in range(3):
+            time.sleep(0.02)
+            fault = rec.record({"process": "nemesis", "type": "info", "f": "kill", "value": {"nodes": ["kafka1"]}})
+            snapshots.append((fault, path.read_bytes()))
+    finally:
+        stop.set()
+        for th in pool:
+            th.join()
+        rec.close()
+    for fault, raw in snapshots:
+        assert raw.endswith(b"\n") and json.dumps(fault, separators=(",", ":")).encode() in raw
 
 
 def test_client_ops_reach_the_file_by_the_background_flusher(tmp_path):
@@ -127,3 +179,29 @@ def test_a_value_json_cannot_hold_is_recorded_as_its_repr(tmp_path):
     with Recorder(tmp_path / "h.jsonl") as rec:
         rec.record(invoke(0, "send", {"value": Odd()}))
     assert next(read_history(tmp_path / "h.jsonl"))["value"] == {"value": "<odd>"}
+
+
+def test_a_value_that_contains_itself_is_recorded_as_its_repr(tmp_path):
+    loop: dict = {}
+    loop["self"] = loop
+    with Recorder(tmp_path / "h.jsonl") as rec:
+        rec.record(invoke(0, "send", loop))
+        rec.record(invoke(1, "send", 2))
+    first, second = read_history(tmp_path / "h.jsonl")
+    assert first["value"] == "{'self': {...}}" and second["value"] == 2
+
+
+def test_an_op_that_cannot_be_written_does_not_hold_back_the_ones_after_it(tmp_path):
+    class Unprintable:
+        def __repr__(self):
+            raise RuntimeError("no repr")
+
+    rec = Recorder(tmp_path / "h.jsonl", flush_interval=3600)
+    try:
+        rec.record(invoke(0, "send", 1))
+        with pytest.raises(RuntimeError, match="no repr"):
+            rec.record(invoke(1, "send", {"v": Unprintable()}))
+        rec.record({"process": "nemesis", "type": "info", "f": "kill", "value": {}})
+        assert [op["index"] for op in read_history(tmp_path / "h.jsonl")] == [0, 2]
+    finally:
+        rec.close()
