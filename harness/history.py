@@ -6,7 +6,9 @@ other, and behind the GIL, on every op. A flusher thread writes the lines in ind
 so `index` strictly increases and `time` never goes backwards in file order. Lines reach
 the OS at least every FLUSH_INTERVAL and at once on every nemesis op: a harness killed by
 SIGKILL leaves a history that reads back completely up to its last flush (no fsync needed;
-the page cache survives the process).
+the page cache survives the process). Only while threads that never wait keep the GIL busy
+(bench/recorder.py's 16 do) does the flusher wait for the GIL too: then lines can take
+about a second to reach the OS.
 """
 from __future__ import annotations
 
