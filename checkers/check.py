@@ -16,8 +16,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
-from checkers.kafka import acks, indeterminate_seen, kafka_anomalies, poll_records, final_records, send_completions
+from checkers.history import RUN_FILE, History, HistoryError, Tables, history_file, load_history
+from checkers.kafka import final_records, indeterminate_seen, kafka_anomalies, poll_records, send_completions
 from checkers.ordering import ordering_anomalies
 from checkers.schema import KAFKA_FS, ORDERING_FS
 from checkers.session import spark_session
@@ -83,19 +83,19 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
 
 def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     """The results dict of a validated history."""
-    ops = history.ops
-    stats = _stats(ops)
-    kafka_rows, undrained = kafka_anomalies(ops)
-    ordering_rows, undelivered = ordering_anomalies(ops)
+    tables = history.tables
+    stats = _stats(tables.ops)
+    kafka_rows, undrained = kafka_anomalies(tables)
+    ordering_rows, undelivered = ordering_anomalies(tables)
     rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return _results(history, ops, rows, undrained, undelivered, stats, idempotent)
+        return _results(history, tables, rows, undrained, undelivered, stats, idempotent)
     finally:
         # The transforms persist the frames they share; nothing else is cached here.
-        ops.sparkSession.catalog.clearCache()
+        tables.ops.sparkSession.catalog.clearCache()
 
 
-def _results(history: History, ops: DataFrame, rows: DataFrame, undrained: DataFrame,
+def _results(history: History, tables: Tables, rows: DataFrame, undrained: DataFrame,
              undelivered: DataFrame, stats: dict[str, Any], idempotent: bool) -> dict[str, Any]:
     anomalies = _summarise(rows)
     unknown = {
@@ -114,8 +114,9 @@ def _results(history: History, ops: DataFrame, rows: DataFrame, undrained: DataF
         checkers[checker] = {"valid": checker_valid(found, unknown[checker], idempotent),
                              "anomalies": sorted(found), "unknown": unknown[checker]}
     if ran["kafka"]:
-        sends = send_completions(ops)
-        reads = poll_records(ops).drop("consumer", "pos").unionByName(final_records(ops).drop("pos"))
+        sends = send_completions(tables.sends)
+        reads = (poll_records(tables.records).drop("consumer", "pos")
+                 .unionByName(final_records(tables.records).drop("pos")))
         stats["info_sends_seen"] = indeterminate_seen(sends, reads).count()
     return {
         "valid": overall_valid([c["valid"] for c in checkers.values()]),

@@ -11,35 +11,16 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
+from checkers.history import Tables
 
 TP = ["topic", "partition"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
 
 
-def _ops(ops: DataFrame, f: str) -> DataFrame:
-    return ops.filter(F.col("f") == f)
-
-
-def send_completions(ops: DataFrame) -> DataFrame:
-    """Each send completion with its invoke's index and time, and the sent value."""
-    by_process = Window.partitionBy("process").orderBy("index")
-    v = F.col("value")
-    return (
-        _ops(ops, "send")
-        .select("process", "index", "time", "type", v["topic"].alias("topic"),
-                v["partition"].alias("partition"), v["offset"].alias("offset"),
-                v["value"].alias("value"))
-        .select("*", F.lag("index").over(by_process).alias("invoke_index"),
-                F.lag("time").over(by_process).alias("invoke_time"),
-                F.lag("topic").over(by_process).alias("invoke_topic"),
-                F.lag("value").over(by_process).alias("invoke_value"))
-        .filter(F.col("type") != "invoke")
-        # A fail or info completion may omit the value: its invoke names it.
-        .withColumn("topic", F.coalesce("topic", "invoke_topic"))
-        .withColumn("value", F.coalesce("value", "invoke_value"))
-        .drop("invoke_topic", "invoke_value")
-    )
+def send_completions(sends: DataFrame) -> DataFrame:
+    """Each send completion with its invoke's index and time, and the sent value (Tables.sends)."""
+    return sends
 
 
 def acks(sends: DataFrame) -> DataFrame:
@@ -48,35 +29,20 @@ def acks(sends: DataFrame) -> DataFrame:
                         & F.col("partition").isNotNull())
 
 
-def _records(ops: DataFrame, f: str) -> DataFrame:
-    v = F.col("value")
-    return (
-        _ops(ops, f).filter(F.col("type") == "ok")
-        .select("index", v["consumer"].alias("consumer"), v["topic"].alias("read_topic"),
-                v["partition"].alias("read_partition"), F.posexplode(v["records"]).alias("pos", "r"))
-        .select("index", "consumer", "pos",
-                F.coalesce(F.col("r.topic"), "read_topic").alias("topic"),
-                F.coalesce(F.col("r.partition"), "read_partition").alias("partition"),
-                F.col("r.offset").alias("offset"), F.col("r.value").alias("value"))
-    )
+def poll_records(records: DataFrame) -> DataFrame:
+    """Every record returned by an ok poll, with the poll's index and consumer (from Tables.records)."""
+    return records.filter(F.col("f") == "poll").drop("f")
 
 
-def poll_records(ops: DataFrame) -> DataFrame:
-    """Every record returned by an ok poll, with the poll's index and consumer."""
-    return _records(ops, "poll")
-
-
-def final_records(ops: DataFrame) -> DataFrame:
-    """Every record of every ok final read."""
-    return _records(ops, "final-read").drop("consumer")
+def final_records(records: DataFrame) -> DataFrame:
+    """Every record of every ok final read (from Tables.records)."""
+    return records.filter(F.col("f") == "final-read").drop("f", "consumer")
 
 
 def final_partitions(ops: DataFrame) -> DataFrame:
     """Partitions drained by an ok final read, with the last such read's index."""
-    v = F.col("value")
-    return (_ops(ops, "final-read").filter(F.col("type") == "ok")
-            .groupBy(v["topic"].alias("topic"), v["partition"].alias("partition"))
-            .agg(F.max("index").alias("final_index")))
+    return (ops.filter((F.col("f") == "final-read") & (F.col("type") == "ok"))
+            .groupBy("topic", "partition").agg(F.max("index").alias("final_index")))
 
 
 def cells(acked: DataFrame, polls: DataFrame, finals: DataFrame) -> DataFrame:
@@ -114,9 +80,16 @@ def duplicates(observed: DataFrame) -> DataFrame:
 
 
 def lost_writes(acked: DataFrame, finals: DataFrame, drained: DataFrame) -> DataFrame:
-    """An ok send whose value is missing from the final read of its partition."""
-    present = finals.select(*TP, "value").distinct()
-    lost = (acked.join(drained, TP, "inner").join(present, TP + ["value"], "left_anti"))
+    """An ok send whose value is missing from the final read of its partition.
+
+    A window over (partition, value) rather than a join: on inputs already partitioned by
+    topic-partition it needs no shuffle.
+    """
+    rows = (acked.select(*TP, "value", "offset", "index", "process", F.lit(False).alias("final"))
+            .unionByName(finals.select(*TP, "value", F.lit(True).alias("final")), allowMissingColumns=True))
+    lost = (rows.withColumn("in_final", F.max("final").over(Window.partitionBy(*TP, "value")))
+            .filter(~F.col("final") & ~F.col("in_final"))
+            .join(F.broadcast(drained), TP))
     return anomaly_rows(lost, "lost-write", F.array("index", "final_index"),
                         F.struct("topic", "partition", "offset", "value", "process"))
 
@@ -173,28 +146,30 @@ def nonmonotonic_sends(acked: DataFrame) -> DataFrame:
                         F.struct("process", "topic", "partition", "prev_offset", "offset", "value"))
 
 
-def poll_sequences(ops: DataFrame) -> DataFrame:
-    """Each polled record beside the consumer's previous record of the same partition.
+def poll_sequences(ops: DataFrame, polls: DataFrame) -> DataFrame:
+    """Each polled record that does not follow its consumer's previous record of the same
+    partition by one offset, beside that previous record.
 
     A consumer's assign (its invoke: it may take effect any time after) starts a new
-    epoch; records are only compared within an epoch. Both windows are keyed by the
-    consumer first, so Spark shuffles the polls once.
+    epoch; records are only compared within an epoch. Records are paired in one window
+    per consumer and partition; only the pairs that break the sequence are then checked
+    against the consumer's last assign before them, in a second (small) sort.
     """
-    v = F.col("value")
-    marks = (ops.filter(((F.col("f") == "assign") & (F.col("type") == "invoke"))
-                        | ((F.col("f") == "poll") & (F.col("type") == "ok")))
-             .select(v["consumer"].alias("consumer"), "index", v["records"].alias("records"),
-                     (F.col("f") == "assign").cast("int").alias("is_assign")))
-    by_consumer = Window.partitionBy("consumer").orderBy("index").rowsBetween(Window.unboundedPreceding, 0)
-    polls = (marks.withColumn("epoch", F.sum("is_assign").over(by_consumer))
-             .filter(F.col("is_assign") == 0)
-             .select("consumer", "epoch", "index", F.posexplode("records").alias("pos", "r"))
-             .select("consumer", "epoch", "index", "pos", F.col("r.topic").alias("topic"),
-                     F.col("r.partition").alias("partition"), F.col("r.offset").alias("offset")))
-    seq = Window.partitionBy("consumer", "epoch", *TP).orderBy("index", "pos")
-    return polls.select("consumer", "epoch", *TP, "offset", "index",
-                        F.lag("offset").over(seq).alias("prev_offset"),
-                        F.lag("index").over(seq).alias("prev_index"))
+    seq = Window.partitionBy("consumer", *TP).orderBy("index", "pos")
+    pairs = (polls.select("consumer", *TP, "offset", "index",
+                          F.lag("offset").over(seq).alias("prev_offset"),
+                          F.lag("index").over(seq).alias("prev_index"))
+             .filter(F.col("offset") != F.col("prev_offset") + 1))
+    assigns = (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
+               .select("consumer", "index", F.lit(0).alias("kind")))
+    marks = pairs.select("consumer", "index", F.lit(1).alias("kind"), F.struct(*pairs.columns).alias("pair"))
+    in_order = Window.partitionBy("consumer").orderBy("index", "kind").rowsBetween(Window.unboundedPreceding, 0)
+    last_assign = F.max(F.when(F.col("kind") == 0, F.col("index"))).over(in_order)
+    return (assigns.unionByName(marks, allowMissingColumns=True)
+            .withColumn("last_assign", last_assign)
+            .filter((F.col("kind") == 1)
+                    & (F.col("last_assign").isNull() | (F.col("last_assign") < F.col("pair.prev_index"))))
+            .select("pair.*"))
 
 
 def nonmonotonic_polls(sequences: DataFrame) -> DataFrame:
@@ -204,7 +179,7 @@ def nonmonotonic_polls(sequences: DataFrame) -> DataFrame:
                         F.struct("consumer", "topic", "partition", "prev_offset", "offset"))
 
 
-def poll_skips(sequences: DataFrame, finals: DataFrame) -> DataFrame:
+def poll_skips(sequences: DataFrame, finals: DataFrame, partitions: int | None = None) -> DataFrame:
     """Consecutive records of a consumer jump over offsets that hold values in the final read.
 
     Counting final offsets strictly between the two is a range query; it is answered by
@@ -213,6 +188,8 @@ def poll_skips(sequences: DataFrame, finals: DataFrame) -> DataFrame:
     """
     gaps = (sequences.filter(F.col("offset") > F.col("prev_offset") + 1)
             .withColumn("gap", F.monotonically_increasing_id()))
+    if partitions:  # the finals are partitioned by topic-partition: move the (few) gaps to them
+        gaps = gaps.repartition(partitions, *TP)
     held = finals.select(*TP, "offset").distinct().select(*TP, "offset", F.lit(0).alias("kind"),
                                                          F.lit(None).cast("long").alias("gap"),
                                                          F.lit(0).alias("sign"))
@@ -251,26 +228,30 @@ def indeterminate_seen(sends: DataFrame, reads: DataFrame) -> DataFrame:
     return info.join(reads.select("topic", "value").distinct(), ["topic", "value"], "left_semi")
 
 
-def kafka_anomalies(ops: DataFrame) -> tuple[DataFrame, DataFrame]:
+def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged).
 
     The frames several checkers share are persisted: the caller clears the cache.
     """
-    sends = send_completions(ops).persist()
-    acked = acks(sends)
-    polls = poll_records(ops).persist()
-    finals = final_records(ops).persist()
+    ops = tables.ops
+    # Acks and records are moved once, by topic-partition: every checker keyed on it (or a
+    # superset of it) then runs without another shuffle.
+    n = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    sends = send_completions(tables.sends)
+    acked = acks(sends).repartition(n, *TP)
+    polls = poll_records(tables.records).repartition(n, *TP)
+    finals = final_records(tables.records).repartition(n, *TP)
     drained = final_partitions(ops)
     observed = cells(acked, polls, finals).persist()
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
-    sequences = poll_sequences(ops).persist()
+    sequences = poll_sequences(ops, polls).persist()
     found = [
         lost_writes(acked, finals, drained),
         inconsistent_offsets(observed),
         duplicates(observed),
         realtime_order(acked),
         nonmonotonic_polls(sequences),
-        poll_skips(sequences, finals),
+        poll_skips(sequences, finals, n),
         nonmonotonic_sends(acked),
         aborted_reads(sends, reads),
         unseen(acked, polls),

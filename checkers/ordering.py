@@ -16,6 +16,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
+from checkers.history import Tables
 
 CHAIN = ["channel", "osn"]
 _EVIDENCE_PER_ROW = 8
@@ -58,17 +59,12 @@ def data_hash(data: Column) -> Column:
     return F.sha2(F.unhex(F.concat_ws("", data)), 256)
 
 
-def delivered_blocks(ops: DataFrame) -> DataFrame:
-    """One row per block an OSN delivered for a channel, with the delivers that carried it."""
-    v = F.col("value")
+def delivered_blocks(blocks: DataFrame) -> DataFrame:
+    """One row per block an OSN delivered for a channel, with the delivers that carried it (Tables.blocks)."""
     return (
-        ops.filter((F.col("f") == "deliver") & (F.col("type") == "ok"))
-        .select("index", v["channel"].alias("channel"), v["osn"].alias("osn"),
-                F.explode(v["blocks"]).alias("b"))
-        .select("index", *CHAIN, F.col("b.number").alias("number"), _hex(F.col("b.hash")).alias("hash"),
-                _hex(F.col("b.previous_hash")).alias("previous_hash"),
-                _hex(F.col("b.data_hash")).alias("data_hash"), F.col("b.txs").alias("txs"),
-                F.col("b.data").alias("data"))
+        blocks.select("index", *CHAIN, "number", _hex(F.col("hash")).alias("hash"),
+                      _hex(F.col("previous_hash")).alias("previous_hash"),
+                      _hex(F.col("data_hash")).alias("data_hash"), "txs", "data")
         .groupBy(*CHAIN, "number", "hash")
         .agg(F.first("previous_hash").alias("previous_hash"), F.first("data_hash").alias("data_hash"),
              F.first("txs").alias("txs"), F.first("data", ignorenulls=True).alias("data"),
@@ -76,16 +72,13 @@ def delivered_blocks(ops: DataFrame) -> DataFrame:
     )
 
 
-def heights(ops: DataFrame) -> DataFrame:
+def heights(ops: DataFrame, blocks: DataFrame) -> DataFrame:
     """Each OSN's height per channel (highest delivered number + 1, 0 for none), and its last deliver."""
-    v = F.col("value")
-    return (
-        ops.filter((F.col("f") == "deliver") & (F.col("type") == "ok"))
-        .select("index", v["channel"].alias("channel"), v["osn"].alias("osn"),
-                F.explode_outer(v["blocks"]["number"]).alias("number"))
-        .groupBy(*CHAIN)
-        .agg(F.coalesce(F.max("number") + 1, F.lit(0)).alias("height"), F.max("index").alias("index"))
-    )
+    delivers = (ops.filter((F.col("f") == "deliver") & (F.col("type") == "ok"))
+                .groupBy(*CHAIN).agg(F.max("index").alias("index")))
+    top = blocks.groupBy(*CHAIN).agg((F.max("number") + 1).alias("height"))
+    return (delivers.join(top, CHAIN, "left")
+            .select(*CHAIN, F.coalesce("height", F.lit(0)).alias("height"), "index"))
 
 
 def block_forks(chain: DataFrame) -> DataFrame:
@@ -129,19 +122,9 @@ def chain_txs(chain: DataFrame) -> DataFrame:
     return chain.select(*CHAIN, "number", "index", F.posexplode("txs").alias("pos", "tx"))
 
 
-def broadcast_txs(ops: DataFrame) -> DataFrame:
-    """(channel, tx) of every broadcast this history invoked, whatever its outcome."""
-    v = F.col("value")
-    return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke"))
-            .select(v["channel"].alias("channel"), v["tx"].alias("tx")).distinct())
-
-
-def duplicate_txs(txs: DataFrame, ours: DataFrame) -> DataFrame:
-    """One tx id this history broadcast (`ours`) in more than one place of one OSN's chain.
-    A channel outlives a run on a reused cluster: the blocks of earlier runs are delivered
-    too, and their duplicates were those runs' to report."""
-    bad = (txs.join(ours, ["channel", "tx"], "left_semi")
-           .groupBy(*CHAIN, "tx")
+def duplicate_txs(txs: DataFrame) -> DataFrame:
+    """One tx id in more than one place of one OSN's chain."""
+    bad = (txs.groupBy(*CHAIN, "tx")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.col("n") > 1))
@@ -150,10 +133,8 @@ def duplicate_txs(txs: DataFrame, ours: DataFrame) -> DataFrame:
 
 
 def successful_broadcasts(ops: DataFrame) -> DataFrame:
-    v = F.col("value")
-    return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "ok") & (v["status"] == "SUCCESS"))
-            .select("index", "process", v["channel"].alias("channel"), v["osn"].alias("osn"),
-                    v["tx"].alias("tx")))
+    return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "ok") & (F.col("status") == "SUCCESS"))
+            .select("index", "process", "channel", "osn", "tx"))
 
 
 def lost_txs(broadcasts: DataFrame, txs: DataFrame, delivered: DataFrame) -> DataFrame:
@@ -176,18 +157,18 @@ def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
     return broadcasts.select("channel").distinct().join(height.select("channel"), "channel", "left_anti")
 
 
-def ordering_anomalies(ops: DataFrame) -> tuple[DataFrame, DataFrame]:
+def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     """(anomaly rows of every ordering checker, channels whose losses cannot be judged).
 
     The chain, which several checkers share, is persisted: the caller clears the cache.
     """
-    chain = delivered_blocks(ops).persist()
+    chain = delivered_blocks(tables.blocks).persist()
     txs = chain_txs(chain)
-    height = heights(ops)
-    broadcasts = successful_broadcasts(ops)
+    height = heights(tables.ops, tables.blocks)
+    broadcasts = successful_broadcasts(tables.ops)
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, txs, height))
-            .unionByName(duplicate_txs(txs, broadcast_txs(ops)))
+            .unionByName(duplicate_txs(txs))
             .unionByName(lagging_osns(height)))
     return rows, undelivered_channels(broadcasts, height)

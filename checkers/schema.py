@@ -1,8 +1,11 @@
-"""Explicit Spark schemas for history format version 1 (DESIGN.md).
+"""Explicit Spark schemas for history format version 1 (DESIGN.md), and the flat rows
+the Parquet copy holds.
 
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
 not clash, and Spark's JSON reader nulls only a field whose type does not match, so
-nemesis values (free-form) cannot spoil a line.
+nemesis values (free-form) cannot spoil a line. Only the fields the checkers read are
+parsed: the others (key, partitions, seek, high_watermark, from, last_offset, node,
+error) are allowed and skipped, which makes parsing cheaper.
 
 Optional block fields this checker understands beyond the contract: `data`, a list of
 hex-encoded marshalled envelopes; when present, data_hash and the header hash are
@@ -32,30 +35,23 @@ BLOCK = StructType([
     StructField("previous_hash", StringType()),
     StructField("data_hash", StringType()),
     StructField("txs", ArrayType(StringType())),
-    StructField("last_offset", LongType()),
     StructField("data", ArrayType(StringType())),
 ])
 
 VALUE = StructType([
-    # send
+    # send, final-read
     StructField("topic", StringType()),
-    StructField("key", StringType()),
     StructField("value", LongType()),
     StructField("partition", IntegerType()),
     StructField("offset", LongType()),
     # assign, poll
     StructField("consumer", StringType()),
-    StructField("partitions", ArrayType(ArrayType(StringType()))),
-    StructField("seek", StringType()),
     StructField("records", ArrayType(RECORD)),
-    # final-read
-    StructField("high_watermark", LongType()),
     # broadcast, deliver
     StructField("channel", StringType()),
     StructField("osn", StringType()),
     StructField("tx", StringType()),
     StructField("status", StringType()),
-    StructField("from", LongType()),
     StructField("blocks", ArrayType(BLOCK)),
 ])
 
@@ -66,10 +62,40 @@ OP = StructType([
     StructField("process", StringType()),
     StructField("type", StringType()),
     StructField("f", StringType()),
-    StructField("node", StringType()),
-    StructField("error", StringType()),
     StructField("value", VALUE),
 ])
+
+# One flat row of the Parquet copy. `kind` says what it is: an op (its value's scalar
+# fields), a record of an ok poll or final read (`pos` in the op's records), or a block
+# of an ok deliver (`pos` in the op's blocks); `index` is always the op's.
+FACT = StructType([
+    StructField("kind", StringType()),
+    StructField("index", LongType()),
+    StructField("time", LongType()),
+    StructField("process", StringType()),
+    StructField("type", StringType()),
+    StructField("f", StringType()),
+    StructField("topic", StringType()),
+    StructField("partition", IntegerType()),
+    StructField("offset", LongType()),
+    StructField("value", LongType()),
+    StructField("consumer", StringType()),
+    StructField("channel", StringType()),
+    StructField("osn", StringType()),
+    StructField("tx", StringType()),
+    StructField("status", StringType()),
+    StructField("pos", IntegerType()),
+    StructField("number", LongType()),
+    StructField("hash", StringType()),
+    StructField("previous_hash", StringType()),
+    StructField("data_hash", StringType()),
+    StructField("txs", ArrayType(StringType())),
+    StructField("data", ArrayType(StringType())),
+])
+OP_COLUMNS = ("index", "time", "process", "type", "f", "topic", "partition", "offset", "value", "consumer",
+              "channel", "osn", "tx", "status")
+RECORD_COLUMNS = ("index", "f", "consumer", "pos", "topic", "partition", "offset", "value")
+BLOCK_COLUMNS = ("index", "channel", "osn", "pos", "number", "hash", "previous_hash", "data_hash", "txs", "data")
 
 TYPES = ("invoke", "ok", "fail", "info")
 KAFKA_FS = ("send", "assign", "poll", "final-read")

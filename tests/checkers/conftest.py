@@ -9,7 +9,7 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.history import parse_lines
+from checkers.history import Tables, flatten_lines, tables_of
 from checkers.session import spark_session
 from checkers.synthetic import HistoryBuilder
 
@@ -26,11 +26,11 @@ def spark() -> Iterator[SparkSession]:
 
 @pytest.fixture
 def ops_of(spark: SparkSession):
-    """Turn a HistoryBuilder into the validated ops DataFrame the checkers take."""
+    """Turn a HistoryBuilder into the tables (checkers.history.Tables) the checkers take."""
 
-    def build(history: HistoryBuilder) -> DataFrame:
+    def build(history: HistoryBuilder) -> Tables:
         text = spark.createDataFrame([(line,) for line in history.lines()], "value string")
-        return parse_lines(text).filter(F.col("_defect").isNull()).drop("_defect")
+        return tables_of(flatten_lines(text))
 
     return build
 

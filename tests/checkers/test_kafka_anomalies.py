@@ -5,11 +5,12 @@ from checkers import kafka
 from checkers.synthetic import HistoryBuilder
 
 
-def _anomalies(ops, transform: str):
-    sends = kafka.send_completions(ops)
+def _anomalies(tables, transform: str):
+    ops = tables.ops
+    sends = kafka.send_completions(tables.sends)
     acked = kafka.acks(sends)
-    polls = kafka.poll_records(ops)
-    finals = kafka.final_records(ops)
+    polls = kafka.poll_records(tables.records)
+    finals = kafka.final_records(tables.records)
     drained = kafka.final_partitions(ops)
     observed = kafka.cells(acked, polls, finals)
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
@@ -19,8 +20,8 @@ def _anomalies(ops, transform: str):
         "duplicate": lambda: kafka.duplicates(observed),
         "realtime-order": lambda: kafka.realtime_order(acked),
         "nonmonotonic-send": lambda: kafka.nonmonotonic_sends(acked),
-        "nonmonotonic-poll": lambda: kafka.nonmonotonic_polls(kafka.poll_sequences(ops)),
-        "poll-skip": lambda: kafka.poll_skips(kafka.poll_sequences(ops), finals),
+        "nonmonotonic-poll": lambda: kafka.nonmonotonic_polls(kafka.poll_sequences(ops, polls)),
+        "poll-skip": lambda: kafka.poll_skips(kafka.poll_sequences(ops, polls), finals),
         "aborted-read": lambda: kafka.aborted_reads(sends, reads),
         "unseen": lambda: kafka.unseen(acked, polls),
     }[transform]()
@@ -58,8 +59,9 @@ def test_partition_without_final_read_is_undrained(ops_of):
     h.send(0, "t0", 1, offset=0)
     h.send(0, "t1", 1, offset=0)
     h.final_read(9, "t0", 0, [(0, 1)])
-    ops = ops_of(h)
-    undrained = kafka.undrained_partitions(kafka.acks(kafka.send_completions(ops)), kafka.final_partitions(ops))
+    tables = ops_of(h)
+    undrained = kafka.undrained_partitions(kafka.acks(kafka.send_completions(tables.sends)),
+                                           kafka.final_partitions(tables.ops))
     assert [(r["topic"], r["partition"]) for r in undrained.collect()] == [("t1", 0)]
 
 
@@ -195,9 +197,9 @@ def test_info_send_seen_by_a_poll_counts_as_indeterminate_seen(ops_of):
     h.send(0, "t0", 7, type="info")
     h.send(0, "t0", 8, type="info")
     h.poll(7, "c1", [("t0", 0, 0, 7)])
-    ops = ops_of(h)
-    reads = kafka.poll_records(ops).drop("consumer", "pos")
-    assert kafka.indeterminate_seen(kafka.send_completions(ops), reads).count() == 1
+    tables = ops_of(h)
+    reads = kafka.poll_records(tables.records).drop("consumer", "pos")
+    assert kafka.indeterminate_seen(kafka.send_completions(tables.sends), reads).count() == 1
 
 
 def test_acknowledged_value_no_poll_returned_is_unseen(ops_of, found):
