@@ -16,8 +16,8 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers.history import RUN_FILE, History, HistoryError, Tables, history_file, load_history
-from checkers.kafka import final_records, indeterminate_seen, kafka_anomalies, poll_records, send_completions
+from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
+from checkers.kafka import kafka_anomalies
 from checkers.ordering import ordering_anomalies
 from checkers.schema import KAFKA_FS, ORDERING_FS
 from checkers.session import spark_session
@@ -85,18 +85,18 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     """The results dict of a validated history."""
     tables = history.tables
     stats = _stats(tables.ops)
-    kafka_rows, undrained = kafka_anomalies(tables)
+    kafka_rows, undrained, info_seen = kafka_anomalies(tables)
     ordering_rows, undelivered = ordering_anomalies(tables)
     rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        return _results(history, tables, rows, undrained, undelivered, stats, idempotent)
+        return _results(history, rows, undrained, undelivered, info_seen, stats, idempotent)
     finally:
         # The transforms persist the frames they share; nothing else is cached here.
         tables.ops.sparkSession.catalog.clearCache()
 
 
-def _results(history: History, tables: Tables, rows: DataFrame, undrained: DataFrame,
-             undelivered: DataFrame, stats: dict[str, Any], idempotent: bool) -> dict[str, Any]:
+def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivered: DataFrame,
+             info_seen: DataFrame, stats: dict[str, Any], idempotent: bool) -> dict[str, Any]:
     anomalies = _summarise(rows)
     unknown = {
         "kafka": [f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
@@ -114,10 +114,7 @@ def _results(history: History, tables: Tables, rows: DataFrame, undrained: DataF
         checkers[checker] = {"valid": checker_valid(found, unknown[checker], idempotent),
                              "anomalies": sorted(found), "unknown": unknown[checker]}
     if ran["kafka"]:
-        sends = send_completions(tables.sends)
-        reads = (poll_records(tables.records).drop("consumer", "pos")
-                 .unionByName(final_records(tables.records).drop("pos")))
-        stats["info_sends_seen"] = indeterminate_seen(sends, reads).count()
+        stats["info_sends_seen"] = info_seen.count()
     return {
         "valid": overall_valid([c["valid"] for c in checkers.values()]),
         "anomalies": anomalies,

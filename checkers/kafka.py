@@ -1,9 +1,16 @@
-"""Kafka anomalies, one transform each: history ops in, anomaly rows out (checkers.anomaly).
+"""Kafka anomalies, one transform each: history tables in, anomaly rows out (checkers.anomaly).
 
 Jepsen's rules for indeterminacy: an `info` send (or an invoke left without
 completion) may or may not have happened, so it is never lost and never aborted; a
-`fail` send must never be read. Every transform is a sort, a shuffle or a join keyed
-on topic-partition, so the cost grows as n log n; none collects rows to the driver.
+`fail` send must never be read.
+
+Cost: the big inputs (acks, polled and final records) go through hash aggregations
+with min/max/count only, which Spark combines map-side before it shuffles; those
+summaries name the few keys that may hold an anomaly, and only the rows under those
+keys are then examined in detail (joined against the keys, broadcast). Sorts are of
+acks and of one row per poll and partition, never of every polled record. Every step
+is a hash aggregation, a sort or a join, so the cost grows as n log n at worst; none
+collects rows to the driver.
 """
 from __future__ import annotations
 
@@ -16,6 +23,8 @@ from checkers.history import Tables
 TP = ["topic", "partition"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
+# Where an observation of a (topic, partition, offset, value) comes from.
+ACK, POLL, FINAL = "ack", "poll", "final"
 
 
 def send_completions(sends: DataFrame) -> DataFrame:
@@ -45,12 +54,59 @@ def final_partitions(ops: DataFrame) -> DataFrame:
             .groupBy("topic", "partition").agg(F.max("index").alias("final_index")))
 
 
-def cells(acked: DataFrame, polls: DataFrame, finals: DataFrame) -> DataFrame:
+def observations(acked: DataFrame, polls: DataFrame, finals: DataFrame) -> DataFrame:
+    """Every (topic, partition, offset, value) an ack, a poll or a final read reported, with its
+    op's index and its `source`."""
+    cols = [*TP, "offset", "value", "index"]
+    return (acked.select(*cols, F.lit(ACK).alias("source"))
+            .unionByName(polls.select(*cols, F.lit(POLL).alias("source")))
+            .unionByName(finals.select(*cols, F.lit(FINAL).alias("source"))))
+
+
+def _any(condition: Column) -> Column:
+    return F.coalesce(F.max(condition.cast("int")), F.lit(0)) == 1
+
+
+def offset_summary(seen: DataFrame) -> DataFrame:
+    """Per (topic, partition, offset) observed: the lowest and highest value seen there, and
+    whether a final read holds it."""
+    return (seen.filter(F.col("offset").isNotNull())
+            .groupBy(*TP, "offset")
+            .agg(F.min("value").alias("low"), F.max("value").alias("high"),
+                 _any(F.col("source") == FINAL).alias("final")))
+
+
+def value_summary(seen: DataFrame, sends: DataFrame) -> DataFrame:
+    """Per (topic, value) sent or read: the span of (partition, offset) where it was seen, and
+    whether it was acknowledged, polled, read at all, sent with `fail`, and how many
+    `info` sends carried it."""
+    unsure = sends.filter(F.col("type").isin("fail", "info")).select("topic", "value", "type")
+    rows = (seen.select("topic", "value", "partition", "offset", "source", F.lit(None).cast("string").alias("type"))
+            .unionByName(unsure.select("topic", "value", F.lit(None).cast("int").alias("partition"),
+                                       F.lit(None).cast("long").alias("offset"),
+                                       F.lit(None).cast("string").alias("source"), "type")))
+    at = F.col("offset").isNotNull() & F.col("partition").isNotNull()
+    return (rows.filter(F.col("value").isNotNull()).groupBy("topic", "value").agg(
+        F.min(F.when(at, F.col("partition"))).alias("partition_low"),
+        F.max(F.when(at, F.col("partition"))).alias("partition_high"),
+        F.min(F.when(at, F.col("offset"))).alias("offset_low"),
+        F.max(F.when(at, F.col("offset"))).alias("offset_high"),
+        _any(F.col("source") == ACK).alias("acked"),
+        _any(F.col("source") == POLL).alias("polled"),
+        _any(F.col("source").isin(POLL, FINAL)).alias("read"),
+        _any(F.col("type") == "fail").alias("failed"),
+        F.sum((F.col("type") == "info").cast("long")).alias("info")))
+
+
+def _under(rows: DataFrame, keys: DataFrame, on: list[str]) -> DataFrame:
+    """The rows of `rows` under `keys` (few: the suspects of a summary), without shuffling `rows`."""
+    return rows.join(F.broadcast(keys.select(*on)), on, "left_semi")
+
+
+def cells(seen: DataFrame) -> DataFrame:
     """Distinct (topic, partition, offset, value) observations, with a few indices each."""
-    cols = ["topic", "partition", "offset", "value", "index"]
-    seen = acked.select(*cols).unionByName(polls.select(*cols)).unionByName(finals.select(*cols))
     return (seen.filter(F.col("offset").isNotNull() & F.col("value").isNotNull())
-            .groupBy("topic", "partition", "offset", "value")
+            .groupBy(*TP, "offset", "value")
             .agg(F.slice(F.array_sort(F.collect_set("index")), 1, 3).alias("indices")))
 
 
@@ -58,9 +114,10 @@ def _evidence(indices: Column) -> Column:
     return F.slice(F.array_sort(F.flatten(indices)), 1, _EVIDENCE_PER_ROW)
 
 
-def inconsistent_offsets(observed: DataFrame) -> DataFrame:
+def inconsistent_offsets(seen: DataFrame, offsets: DataFrame) -> DataFrame:
     """Two different values seen at one (topic, partition, offset), by acks or reads."""
-    bad = (observed.groupBy("topic", "partition", "offset")
+    suspects = offsets.filter(F.col("low") < F.col("high"))
+    bad = (cells(_under(seen, suspects, [*TP, "offset"])).groupBy(*TP, "offset")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list("value")).alias("values"),
                 F.collect_list("indices").alias("indices"))
            .filter(F.col("n") > 1))
@@ -68,9 +125,11 @@ def inconsistent_offsets(observed: DataFrame) -> DataFrame:
                         F.struct("topic", "partition", "offset", F.slice("values", 1, 5).alias("values")))
 
 
-def duplicates(observed: DataFrame) -> DataFrame:
+def duplicates(seen: DataFrame, values: DataFrame) -> DataFrame:
     """One sent value at more than one offset (values are unique per topic)."""
-    bad = (observed.groupBy("topic", "value")
+    suspects = values.filter((F.col("partition_low") != F.col("partition_high"))
+                             | (F.col("offset_low") != F.col("offset_high")))
+    bad = (cells(_under(seen, suspects, ["topic", "value"])).groupBy("topic", "value")
            .agg(F.count("*").alias("n"),
                 F.sort_array(F.collect_list(F.struct("partition", "offset"))).alias("at"),
                 F.collect_list("indices").alias("indices"))
@@ -80,16 +139,12 @@ def duplicates(observed: DataFrame) -> DataFrame:
 
 
 def lost_writes(acked: DataFrame, finals: DataFrame, drained: DataFrame) -> DataFrame:
-    """An ok send whose value is missing from the final read of its partition.
-
-    A window over (partition, value) rather than a join: on inputs already partitioned by
-    topic-partition it needs no shuffle.
-    """
-    rows = (acked.select(*TP, "value", "offset", "index", "process", F.lit(False).alias("final"))
-            .unionByName(finals.select(*TP, "value", F.lit(True).alias("final")), allowMissingColumns=True))
-    lost = (rows.withColumn("in_final", F.max("final").over(Window.partitionBy(*TP, "value")))
-            .filter(~F.col("final") & ~F.col("in_final"))
-            .join(F.broadcast(drained), TP))
+    """An ok send whose value is missing from the final read of its partition."""
+    rows = (acked.select(*TP, "value", F.lit(False).alias("final"))
+            .unionByName(finals.filter(F.col("value").isNotNull()).select(*TP, "value", F.lit(True).alias("final"))))
+    suspects = (rows.groupBy(*TP, "value").agg(_any(F.col("final")).alias("final"))
+                .filter(~F.col("final")).join(F.broadcast(drained.select(*TP)), TP, "left_semi"))
+    lost = _under(acked, suspects, [*TP, "value"]).join(F.broadcast(drained), TP)
     return anomaly_rows(lost, "lost-write", F.array("index", "final_index"),
                         F.struct("topic", "partition", "offset", "value", "process"))
 
@@ -99,11 +154,11 @@ def undrained_partitions(acked: DataFrame, drained: DataFrame) -> DataFrame:
     return acked.select(*TP).distinct().join(drained, TP, "left_anti")
 
 
-def unseen(acked: DataFrame, polls: DataFrame) -> DataFrame:
+def unseen(acked: DataFrame, values: DataFrame, runs: DataFrame) -> DataFrame:
     """Acknowledged, never returned by any poll (informational), on partitions that were polled."""
-    polled = polls.select(*TP).distinct()
-    read = polls.select("topic", "value").distinct()
-    missing = acked.join(polled, TP, "left_semi").join(read, ["topic", "value"], "left_anti")
+    suspects = values.filter(F.col("acked") & ~F.col("polled"))
+    polled = runs.select(*TP).distinct()
+    missing = _under(acked, suspects, ["topic", "value"]).join(F.broadcast(polled), TP, "left_semi")
     return anomaly_rows(missing, "unseen", F.array("index"),
                         F.struct("topic", "partition", "offset", "value", "process"))
 
@@ -146,20 +201,43 @@ def nonmonotonic_sends(acked: DataFrame) -> DataFrame:
                         F.struct("process", "topic", "partition", "prev_offset", "offset", "value"))
 
 
-def poll_sequences(ops: DataFrame, polls: DataFrame) -> DataFrame:
-    """Each polled record that does not follow its consumer's previous record of the same
-    partition by one offset, beside that previous record.
+def poll_runs(polls: DataFrame) -> DataFrame:
+    """One row per poll and partition: its records' first and last offset (in `pos` order), and
+    whether they run by one offset each (`run`: contiguous positions, offset - pos constant).
 
-    A consumer's assign (its invoke: it may take effect any time after) starts a new
-    epoch; records are only compared within an epoch. Records are paired in one window
-    per consumer and partition; only the pairs that break the sequence are then checked
-    against the consumer's last assign before them, in a second (small) sort.
+    Records of one poll sit together, so Spark folds them map-side before it shuffles.
     """
-    seq = Window.partitionBy("consumer", *TP).orderBy("index", "pos")
-    pairs = (polls.select("consumer", *TP, "offset", "index",
-                          F.lag("offset").over(seq).alias("prev_offset"),
-                          F.lag("index").over(seq).alias("prev_index"))
-             .filter(F.col("offset") != F.col("prev_offset") + 1))
+    shift = F.col("offset") - F.col("pos")
+    return (polls.groupBy("consumer", *TP, "index")
+            .agg(F.count("*").alias("n"), F.count("offset").alias("n_offsets"),
+                 F.min("pos").alias("first_pos"), F.max("pos").alias("last_pos"),
+                 F.min(shift).alias("low_shift"), F.max(shift).alias("high_shift"),
+                 F.min_by("offset", "pos").alias("first_offset"), F.max_by("offset", "pos").alias("last_offset"))
+            .withColumn("run", (F.col("n") == F.col("n_offsets"))
+                        & (F.col("last_pos") - F.col("first_pos") + 1 == F.col("n"))
+                        & (F.col("low_shift") == F.col("high_shift"))))
+
+
+def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFrame:
+    """Each polled record that does not follow its consumer's previous record of the same
+    partition by one offset, beside that previous record (prev_offset, prev_index).
+
+    Between polls, a poll's first record follows the previous poll's last one; within a
+    poll only the polls whose records do not run by one (few) are looked at record by
+    record. A consumer's assign (its invoke: it may take effect any time after) starts a
+    new epoch, and records are only compared within an epoch: a pair that breaks the
+    sequence is dropped when an assign of its consumer lies between the two.
+    """
+    by_poll = Window.partitionBy("consumer", *TP).orderBy("index")
+    between = (runs.select("consumer", *TP, F.col("first_offset").alias("offset"), "index",
+                           F.lag("last_offset").over(by_poll).alias("prev_offset"),
+                           F.lag("index").over(by_poll).alias("prev_index")))
+    in_poll = Window.partitionBy("consumer", *TP, "index").orderBy("pos")
+    rough = _under(polls, runs.filter(~F.col("run")), ["consumer", *TP, "index"])
+    within = rough.select("consumer", *TP, "offset", "index",
+                          F.lag("offset").over(in_poll).alias("prev_offset"),
+                          F.lag("index").over(in_poll).alias("prev_index"))
+    pairs = (between.unionByName(within).filter(F.col("offset") != F.col("prev_offset") + 1))
     assigns = (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
                .select("consumer", "index", F.lit(0).alias("kind")))
     marks = pairs.select("consumer", "index", F.lit(1).alias("kind"), F.struct(*pairs.columns).alias("pair"))
@@ -179,40 +257,52 @@ def nonmonotonic_polls(sequences: DataFrame) -> DataFrame:
                         F.struct("consumer", "topic", "partition", "prev_offset", "offset"))
 
 
-def poll_skips(sequences: DataFrame, finals: DataFrame, partitions: int | None = None) -> DataFrame:
+def poll_skips(sequences: DataFrame, offsets: DataFrame) -> DataFrame:
     """Consecutive records of a consumer jump over offsets that hold values in the final read.
 
-    Counting final offsets strictly between the two is a range query; it is answered by
-    sorting the gap ends together with the final offsets of the partition and keeping a
-    running count, so the cost stays n log n however many gaps there are.
+    Counting final offsets strictly between the two is a range query. Where a partition's
+    final offsets are dense (lowest to highest without a hole, as a plain topic's log is)
+    it is arithmetic; elsewhere it is answered by sorting the gap ends together with the
+    final offsets of the partition and keeping a running count, so the cost stays
+    n log n however many gaps there are.
     """
     gaps = (sequences.filter(F.col("offset") > F.col("prev_offset") + 1)
             .withColumn("gap", F.monotonically_increasing_id()))
-    if partitions:  # the finals are partitioned by topic-partition: move the (few) gaps to them
-        gaps = gaps.repartition(partitions, *TP)
-    held = finals.select(*TP, "offset").distinct().select(*TP, "offset", F.lit(0).alias("kind"),
-                                                         F.lit(None).cast("long").alias("gap"),
-                                                         F.lit(0).alias("sign"))
+    held = offsets.filter(F.col("final")).select(*TP, "offset")
+    span = (held.groupBy(*TP).agg(F.count("*").alias("held"), F.min("offset").alias("low"),
+                                  F.max("offset").alias("high"))
+            .withColumn("dense", F.col("held") == F.col("high") - F.col("low") + 1))
+    placed = gaps.join(F.broadcast(span), TP, "left")
+    inside = F.least(F.col("offset") - 1, F.col("high")) - F.greatest(F.col("prev_offset") + 1, F.col("low")) + 1
+    direct = (placed.filter(F.col("dense").isNull() | F.col("dense"))
+              .withColumn("skipped", F.coalesce(F.greatest(inside, F.lit(0)), F.lit(0))))
+    sparse = placed.filter(~F.col("dense")).drop("held", "low", "high", "dense")
+    marks = _under(held, span.filter(~F.col("dense")), TP).select(
+        *TP, "offset", F.lit(0).alias("kind"), F.lit(None).cast("long").alias("gap"), F.lit(0).alias("sign"))
     # Final offsets <= prev_offset (query after them at a tie) are subtracted from those < offset.
-    low = gaps.select(*TP, F.col("prev_offset").alias("offset"), F.lit(1).alias("kind"), "gap",
-                      F.lit(-1).alias("sign"))
-    high = gaps.select(*TP, "offset", F.lit(-1).alias("kind"), "gap", F.lit(1).alias("sign"))
+    low = sparse.select(*TP, F.col("prev_offset").alias("offset"), F.lit(1).alias("kind"), "gap",
+                        F.lit(-1).alias("sign"))
+    high = sparse.select(*TP, "offset", F.lit(-1).alias("kind"), "gap", F.lit(1).alias("sign"))
     in_offsets = Window.partitionBy(*TP).orderBy("offset", "kind").rowsBetween(Window.unboundedPreceding, 0)
-    counted = (held.unionByName(low).unionByName(high)
+    counted = (marks.unionByName(low).unionByName(high)
                .withColumn("below", F.sum((F.col("kind") == 0).cast("long")).over(in_offsets))
                .filter(F.col("gap").isNotNull())
                .groupBy("gap").agg(F.sum(F.col("below") * F.col("sign")).alias("skipped")))
-    bad = gaps.join(counted.filter(F.col("skipped") > 0), "gap")
+    bad = (direct.select(*sparse.columns, "skipped")
+           .unionByName(sparse.join(counted, "gap").select(*sparse.columns, "skipped"))
+           .filter(F.col("skipped") > 0))
     return anomaly_rows(bad, "poll-skip", F.array("prev_index", "index"),
                         F.struct("consumer", "topic", "partition", "prev_offset", "offset", "skipped"))
 
 
-def aborted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
+def aborted_reads(sends: DataFrame, reads: DataFrame, values: DataFrame) -> DataFrame:
     """A send that completed `fail` is seen by a poll or a final read."""
-    failed = sends.filter(F.col("type") == "fail").select("topic", "value", "process", "index")
-    seen = (reads.select("topic", "value", F.col("index").alias("read_index"),
-                         F.col("partition").alias("read_partition"), F.col("offset").alias("read_offset"))
-            .join(failed.select("topic", "value"), ["topic", "value"], "left_semi")
+    suspects = values.filter(F.col("failed") & F.col("read"))
+    failed = _under(sends.filter(F.col("type") == "fail"), suspects, ["topic", "value"]).select(
+        "topic", "value", "process", "index")
+    seen = (_under(reads, suspects, ["topic", "value"])
+            .select("topic", "value", F.col("index").alias("read_index"),
+                    F.col("partition").alias("read_partition"), F.col("offset").alias("read_offset"))
             .groupBy("topic", "value")
             .agg(F.slice(F.array_sort(F.collect_set("read_index")), 1, _EVIDENCE_PER_ROW - 1).alias("reads"),
                  F.min(F.struct("read_partition", "read_offset")).alias("at")))
@@ -222,41 +312,43 @@ def aborted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
                                  F.col("at.read_offset").alias("offset")))
 
 
-def indeterminate_seen(sends: DataFrame, reads: DataFrame) -> DataFrame:
+def indeterminate_seen(sends: DataFrame, values: DataFrame) -> DataFrame:
     """Info sends whose value was read: they happened after all (counted, never an anomaly)."""
-    info = sends.filter(F.col("type") == "info").select("topic", "value")
-    return info.join(reads.select("topic", "value").distinct(), ["topic", "value"], "left_semi")
+    return _under(sends.filter(F.col("type") == "info"), values.filter((F.col("info") > 0) & F.col("read")),
+                  ["topic", "value"])
 
 
-def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged).
+def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged, info sends seen).
 
-    The frames several checkers share are persisted: the caller clears the cache.
+    The summaries several checkers share are persisted: the caller clears the cache.
     """
     ops = tables.ops
-    # Acks and records are moved once, by topic-partition: every checker keyed on it (or a
-    # superset of it) then runs without another shuffle.
-    n = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     sends = send_completions(tables.sends)
+    # Acks are sorted for two checkers keyed on their partition: move them once.
+    n = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
     acked = acks(sends).repartition(n, *TP)
-    polls = poll_records(tables.records).repartition(n, *TP)
-    finals = final_records(tables.records).repartition(n, *TP)
+    polls = poll_records(tables.records)
+    finals = final_records(tables.records)
     drained = final_partitions(ops)
-    observed = cells(acked, polls, finals).persist()
+    seen = observations(acked, polls, finals)
+    offsets = offset_summary(seen).persist()
+    values = value_summary(seen, sends).persist()
+    runs = poll_runs(polls).persist()
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
-    sequences = poll_sequences(ops, polls).persist()
+    sequences = poll_sequences(ops, polls, runs).persist()
     found = [
         lost_writes(acked, finals, drained),
-        inconsistent_offsets(observed),
-        duplicates(observed),
+        inconsistent_offsets(seen, offsets),
+        duplicates(seen, values),
         realtime_order(acked),
         nonmonotonic_polls(sequences),
-        poll_skips(sequences, finals, n),
+        poll_skips(sequences, offsets),
         nonmonotonic_sends(acked),
-        aborted_reads(sends, reads),
-        unseen(acked, polls),
+        aborted_reads(sends, reads, values),
+        unseen(acked, values, runs),
     ]
     rows = found[0]
     for more in found[1:]:
         rows = rows.unionByName(more)
-    return rows, undrained_partitions(acked, drained)
+    return rows, undrained_partitions(acked, drained), indeterminate_seen(sends, values)

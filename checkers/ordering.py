@@ -81,9 +81,21 @@ def heights(ops: DataFrame, blocks: DataFrame) -> DataFrame:
             .select(*CHAIN, F.coalesce("height", F.lit(0)).alias("height"), "index"))
 
 
+def _under(rows: DataFrame, keys: DataFrame, on: list[str]) -> DataFrame:
+    """The rows of `rows` under `keys` (few: the suspects of a summary), without shuffling `rows`."""
+    return rows.join(F.broadcast(keys.select(*on)), on, "left_semi")
+
+
 def block_forks(chain: DataFrame) -> DataFrame:
-    """Two OSNs hold different blocks (header hash) at one number of a channel."""
-    bad = (chain.groupBy("channel", "number")
+    """Two OSNs hold different blocks (header hash) at one number of a channel.
+
+    Numbers whose hashes all agree are told apart first by a cheap summary (lowest and
+    highest 64-bit hash of the hash); only the others are looked at in detail.
+    """
+    h = F.xxhash64("hash")
+    suspects = (chain.groupBy("channel", "number").agg(F.min(h).alias("low"), F.max(h).alias("high"))
+                .filter(F.col("low") != F.col("high")))
+    bad = (_under(chain, suspects, ["channel", "number"]).groupBy("channel", "number")
            .agg(F.countDistinct("hash").alias("n"),
                 F.sort_array(F.collect_list(F.struct("osn", "hash"))).alias("held"),
                 F.collect_list("index").alias("indices"))
@@ -124,7 +136,8 @@ def chain_txs(chain: DataFrame) -> DataFrame:
 
 def duplicate_txs(txs: DataFrame) -> DataFrame:
     """One tx id in more than one place of one OSN's chain."""
-    bad = (txs.groupBy(*CHAIN, "tx")
+    suspects = txs.groupBy(*CHAIN, "tx").agg(F.count("*").alias("n")).filter(F.col("n") > 1)
+    bad = (_under(txs, suspects, [*CHAIN, "tx"]).groupBy(*CHAIN, "tx")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.col("n") > 1))
@@ -139,8 +152,12 @@ def successful_broadcasts(ops: DataFrame) -> DataFrame:
 
 def lost_txs(broadcasts: DataFrame, txs: DataFrame, delivered: DataFrame) -> DataFrame:
     """Broadcast answered SUCCESS, yet the tx is in no block of any OSN."""
-    lost = (broadcasts.join(delivered.select("channel").distinct(), "channel", "left_semi")
-            .join(txs.select("channel", "tx").distinct(), ["channel", "tx"], "left_anti"))
+    rows = (broadcasts.select("channel", "tx", F.lit(1).alias("broadcast"))
+            .unionByName(txs.select("channel", "tx", F.lit(0).alias("broadcast"))))
+    suspects = (rows.groupBy("channel", "tx").agg(F.min("broadcast").alias("only_broadcast"))
+                .filter(F.col("only_broadcast") == 1))
+    lost = (_under(broadcasts, suspects, ["channel", "tx"])
+            .join(F.broadcast(delivered.select("channel").distinct()), "channel", "left_semi"))
     return anomaly_rows(lost, "lost-tx", F.array("index"), F.struct("channel", "tx", "osn", "process"))
 
 

@@ -12,18 +12,21 @@ def _anomalies(tables, transform: str):
     polls = kafka.poll_records(tables.records)
     finals = kafka.final_records(tables.records)
     drained = kafka.final_partitions(ops)
-    observed = kafka.cells(acked, polls, finals)
+    seen = kafka.observations(acked, polls, finals)
+    offsets = kafka.offset_summary(seen)
+    values = kafka.value_summary(seen, sends)
+    runs = kafka.poll_runs(polls)
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
     return {
         "lost-write": lambda: kafka.lost_writes(acked, finals, drained),
-        "inconsistent-offsets": lambda: kafka.inconsistent_offsets(observed),
-        "duplicate": lambda: kafka.duplicates(observed),
+        "inconsistent-offsets": lambda: kafka.inconsistent_offsets(seen, offsets),
+        "duplicate": lambda: kafka.duplicates(seen, values),
         "realtime-order": lambda: kafka.realtime_order(acked),
         "nonmonotonic-send": lambda: kafka.nonmonotonic_sends(acked),
-        "nonmonotonic-poll": lambda: kafka.nonmonotonic_polls(kafka.poll_sequences(ops, polls)),
-        "poll-skip": lambda: kafka.poll_skips(kafka.poll_sequences(ops, polls), finals),
-        "aborted-read": lambda: kafka.aborted_reads(sends, reads),
-        "unseen": lambda: kafka.unseen(acked, polls),
+        "nonmonotonic-poll": lambda: kafka.nonmonotonic_polls(kafka.poll_sequences(ops, polls, runs)),
+        "poll-skip": lambda: kafka.poll_skips(kafka.poll_sequences(ops, polls, runs), offsets),
+        "aborted-read": lambda: kafka.aborted_reads(sends, reads, values),
+        "unseen": lambda: kafka.unseen(acked, values, runs),
     }[transform]()
 
 
@@ -198,8 +201,10 @@ def test_info_send_seen_by_a_poll_counts_as_indeterminate_seen(ops_of):
     h.send(0, "t0", 8, type="info")
     h.poll(7, "c1", [("t0", 0, 0, 7)])
     tables = ops_of(h)
-    reads = kafka.poll_records(tables.records).drop("consumer", "pos")
-    assert kafka.indeterminate_seen(kafka.send_completions(tables.sends), reads).count() == 1
+    sends = kafka.send_completions(tables.sends)
+    seen = kafka.observations(kafka.acks(sends), kafka.poll_records(tables.records),
+                              kafka.final_records(tables.records))
+    assert kafka.indeterminate_seen(sends, kafka.value_summary(seen, sends)).count() == 1
 
 
 def test_acknowledged_value_no_poll_returned_is_unseen(ops_of, found):
