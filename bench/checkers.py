@@ -1,14 +1,17 @@
 """Benchmark of the PySpark checkers on large synthetic histories.
 
 Generates (once, with a seed, in a child process so its memory is not counted) a
-valid Kafka-log plus ordering history per size, then times `check_history` twice:
-cold (JSON -> Parquet conversion, validation and every checker) and warm (the Parquet
-copy reused). Prints seconds, ops/s, the verdict, the Python driver's peak RSS and
-the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
+valid Kafka-log plus ordering history per size, then times `check_history`: cold
+(JSON -> Parquet conversion, validation and every checker) and warm (the Parquet copy
+reused, as a re-check does), warm `--repeat` times. Prints seconds, ops/s, the JVM's
+CPU seconds and the load average (the machine may be shared: CPU seconds say what the
+check cost when wall time is inflated by others), the verdict, the Python driver's
+peak RSS and the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
 """
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import shutil
 import subprocess
@@ -30,12 +33,21 @@ def _generate(path: Path, n_ops: int, seed: int) -> None:
     subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed)], check=True)
 
 
+def _jvm_pid(spark) -> int:
+    return spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+
+
 def _jvm_peak_mib(spark) -> float:
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    for line in Path(f"/proc/{_jvm_pid(spark)}/status").read_text().splitlines():
         if line.startswith("VmHWM:"):
             return int(line.split()[1]) / 1024
     return float("nan")
+
+
+def _jvm_cpu_seconds(spark) -> float:
+    """User + system CPU seconds of the JVM so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{_jvm_pid(spark)}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> int:
@@ -44,6 +56,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ordeal-bench"))
     parser.add_argument("--spark-master", default="local[2]")
+    parser.add_argument("--repeat", type=int, default=1, help="warm runs per size")
     parser.add_argument("--generate", nargs=3, metavar=("N", "PATH", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -62,14 +75,14 @@ def main() -> int:
             print(f"{n:>11,} ops: generated {history.stat().st_size / 2**20:,.0f} MiB "
                   f"in {time.perf_counter() - started:.1f} s")
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
-        for label in ("cold (convert + check)", "warm (Parquet reused)"):
-            started = time.perf_counter()
+        for label in ["cold (convert + check)"] + ["warm (Parquet reused)"] * args.repeat:
+            started, cpu = time.perf_counter(), _jvm_cpu_seconds(spark)
             results = check_history(run, spark=spark)
-            seconds = time.perf_counter() - started
+            seconds, cpu = time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu
             ops = results["stats"]["ops"]
             print(f"{ops:>11,} ops: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
-                  f"valid={results['valid']}  anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }",
-                  flush=True)
+                  f"JVM CPU {cpu:6.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
+                  f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
     return 0

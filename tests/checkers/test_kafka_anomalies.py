@@ -13,12 +13,13 @@ def _anomalies(tables, transform: str):
     finals = kafka.final_records(tables.records)
     drained = kafka.final_partitions(ops)
     seen = kafka.observations(acked, polls, finals)
-    offsets = kafka.offset_summary(seen)
-    values = kafka.value_summary(seen, sends)
+    observed = kafka.cells(seen)
+    offsets = kafka.offset_summary(observed)
+    values = kafka.value_summary(observed, sends)
     runs = kafka.poll_runs(polls)
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
     return {
-        "lost-write": lambda: kafka.lost_writes(acked, finals, drained),
+        "lost-write": lambda: kafka.lost_writes(acked, finals, drained, values),
         "inconsistent-offsets": lambda: kafka.inconsistent_offsets(seen, offsets),
         "duplicate": lambda: kafka.duplicates(seen, values),
         "realtime-order": lambda: kafka.realtime_order(acked),
@@ -204,7 +205,7 @@ def test_info_send_seen_by_a_poll_counts_as_indeterminate_seen(ops_of):
     sends = kafka.send_completions(tables.sends)
     seen = kafka.observations(kafka.acks(sends), kafka.poll_records(tables.records),
                               kafka.final_records(tables.records))
-    assert kafka.indeterminate_seen(sends, kafka.value_summary(seen, sends)).count() == 1
+    assert kafka.indeterminate_seen(sends, kafka.value_summary(kafka.cells(seen), sends)).count() == 1
 
 
 def test_acknowledged_value_no_poll_returned_is_unseen(ops_of, found):
