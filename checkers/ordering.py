@@ -9,6 +9,10 @@ their concatenation, and the header hash as SHA-256 of the DER encoding of
 SEQUENCE{INTEGER number, OCTET STRING previous_hash, OCTET STRING data_hash} (Fabric
 v1.x common/block.go); a mismatch is a broken-chain. Without `data` only the chain of
 reported hashes is checked. Both are computed in Spark SQL, never in Python.
+
+As in checkers.kafka, forks, duplicate and lost txs are first told apart by a hash
+aggregation with cheap functions over every row; only the suspects are examined in
+detail.
 """
 from __future__ import annotations
 
@@ -134,10 +138,25 @@ def chain_txs(chain: DataFrame) -> DataFrame:
     return chain.select(*CHAIN, "number", "index", F.posexplode("txs").alias("pos", "tx"))
 
 
-def duplicate_txs(txs: DataFrame) -> DataFrame:
-    """One tx id in more than one place of one OSN's chain."""
-    suspects = txs.groupBy(*CHAIN, "tx").agg(F.count("*").alias("n")).filter(F.col("n") > 1)
-    bad = (_under(txs, suspects, [*CHAIN, "tx"]).groupBy(*CHAIN, "tx")
+def tx_summary(chain: DataFrame, broadcasts: DataFrame) -> DataFrame:
+    """Per (channel, tx) broadcast with SUCCESS or in a block: in how many places of the
+    channel's distinct blocks (one held alike by several OSNs counts once) it is, and whether
+    it was broadcast. Distinct blocks keep this to about one chain's worth of txs."""
+    blocks = chain.select("channel", "number", "hash", "txs").distinct()
+    placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("broadcast"))
+    return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("broadcast")))
+            .groupBy("channel", "tx")
+            .agg(F.sum(1 - F.col("broadcast")).alias("places"), F.max("broadcast").alias("broadcast")))
+
+
+def duplicate_txs(txs: DataFrame, summary: DataFrame) -> DataFrame:
+    """One tx id in more than one place of one OSN's chain.
+
+    Twice in one OSN's chain means in two places of the distinct blocks: only those txs
+    (`tx_summary`) are counted per OSN.
+    """
+    suspects = summary.filter(F.col("places") > 1)
+    bad = (_under(txs, suspects, ["channel", "tx"]).groupBy(*CHAIN, "tx")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.col("n") > 1))
@@ -150,12 +169,9 @@ def successful_broadcasts(ops: DataFrame) -> DataFrame:
             .select("index", "process", "channel", "osn", "tx"))
 
 
-def lost_txs(broadcasts: DataFrame, txs: DataFrame, delivered: DataFrame) -> DataFrame:
+def lost_txs(broadcasts: DataFrame, summary: DataFrame, delivered: DataFrame) -> DataFrame:
     """Broadcast answered SUCCESS, yet the tx is in no block of any OSN."""
-    rows = (broadcasts.select("channel", "tx", F.lit(1).alias("broadcast"))
-            .unionByName(txs.select("channel", "tx", F.lit(0).alias("broadcast"))))
-    suspects = (rows.groupBy("channel", "tx").agg(F.min("broadcast").alias("only_broadcast"))
-                .filter(F.col("only_broadcast") == 1))
+    suspects = summary.filter((F.col("broadcast") == 1) & (F.col("places") == 0))
     lost = (_under(broadcasts, suspects, ["channel", "tx"])
             .join(F.broadcast(delivered.select("channel").distinct()), "channel", "left_semi"))
     return anomaly_rows(lost, "lost-tx", F.array("index"), F.struct("channel", "tx", "osn", "process"))
@@ -183,9 +199,10 @@ def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     txs = chain_txs(chain)
     height = heights(tables.ops, tables.blocks)
     broadcasts = successful_broadcasts(tables.ops)
+    summary = tx_summary(chain, broadcasts)
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
-            .unionByName(lost_txs(broadcasts, txs, height))
-            .unionByName(duplicate_txs(txs))
+            .unionByName(lost_txs(broadcasts, summary, height))
+            .unionByName(duplicate_txs(txs, summary))
             .unionByName(lagging_osns(height)))
     return rows, undelivered_channels(broadcasts, height)

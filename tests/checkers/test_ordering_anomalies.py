@@ -10,11 +10,13 @@ def _anomalies(tables, transform: str):
     chain = ordering.delivered_blocks(tables.blocks)
     txs = ordering.chain_txs(chain)
     height = ordering.heights(ops, tables.blocks)
+    broadcasts = ordering.successful_broadcasts(ops)
+    summary = ordering.tx_summary(chain, broadcasts)
     return {
         "block-fork": lambda: ordering.block_forks(chain),
         "broken-chain": lambda: ordering.broken_chains(chain),
-        "lost-tx": lambda: ordering.lost_txs(ordering.successful_broadcasts(ops), txs, height),
-        "duplicate-tx": lambda: ordering.duplicate_txs(txs),
+        "lost-tx": lambda: ordering.lost_txs(broadcasts, summary, height),
+        "duplicate-tx": lambda: ordering.duplicate_txs(txs, summary),
         "lagging-osn": lambda: ordering.lagging_osns(height),
     }[transform]()
 
