@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 
 from checkers.schema import BLOCK_COLUMNS, CLIENT_FS, FACT, NEMESIS, OP, OP_COLUMNS, RECORD_COLUMNS, TYPES
 
@@ -44,6 +44,11 @@ _ROW_BITS = 33
 _BLANK = "blank line"
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS, _UNPAIRED = "kind=op", "kind=record", "kind=block", "kind=send", "kind=unpaired"
+SEND_COLUMNS = ("process", "index", "time", "type", "topic", "partition", "offset", "value",
+                "invoke_index", "invoke_time")
+# Every column any kind of row may have on disk, for a kind of which none was written.
+_SCHEMA = StructType(FACT.fields + [StructField("invoke_index", LongType()), StructField("invoke_time", LongType()),
+                                    StructField("_row", LongType()), StructField("_defect", StringType())])
 
 
 class HistoryError(ValueError):
@@ -190,13 +195,6 @@ def flatten_lines(text: DataFrame) -> DataFrame:
     }
     return lines.select(*[fields[fd.name].cast(fd.dataType).alias(fd.name) for fd in FACT.fields],
                         F.when(on_op, F.col("_row")).alias("_row"), F.when(on_op, F.col("_defect")).alias("_defect"))
-
-
-SEND_COLUMNS = ("process", "index", "time", "type", "topic", "partition", "offset", "value",
-                "invoke_index", "invoke_time")
-# Every column any kind of row may have on disk, for a kind of which none was written.
-_SCHEMA = StructType(FACT.fields + [StructField("invoke_index", LongType()), StructField("invoke_time", LongType()),
-                                    StructField("_row", LongType()), StructField("_defect", StringType())])
 
 
 def paired(ops: DataFrame) -> DataFrame:

@@ -190,19 +190,21 @@ def realtime_order(acked: DataFrame) -> DataFrame:
     One sort per partition: walk invokes and completions in time order keeping the
     highest offset acknowledged so far; an invoke finding it above its own offset is
     the anomaly. At equal times the invoke goes first, since A must complete strictly
-    before B starts.
+    before B starts. A itself (the latest-index ack at that offset completed before B's
+    invoke) is then looked up for the few B found.
     """
     base = acked.filter(F.col("invoke_time").isNotNull())
-    done = base.select(*TP, F.col("time").alias("t"), F.lit(1).alias("kind"),
-                       F.struct("offset", "index", "value").alias("ack"),
-                       F.lit(None).cast("long").alias("offset"), F.lit(None).cast("long").alias("index"),
-                       F.lit(None).cast("long").alias("invoke_index"), F.lit(None).cast("long").alias("value"))
-    start = base.select(*TP, F.col("invoke_time").alias("t"), F.lit(0).alias("kind"),
-                        F.lit(None).cast(done.schema["ack"].dataType).alias("ack"),
-                        "offset", "index", "invoke_index", "value")
+    event = [F.col("offset"), F.col("index"), F.col("invoke_index"), F.col("value")]
+    events = base.select(*TP, F.explode(F.array(
+        F.struct(F.col("time").alias("t"), F.lit(1).alias("kind"), *event),
+        F.struct(F.col("invoke_time").alias("t"), F.lit(0).alias("kind"), *event))).alias("e")).select(*TP, "e.*")
     in_time = Window.partitionBy(*TP).orderBy("t", "kind").rowsBetween(Window.unboundedPreceding, 0)
-    walked = done.unionByName(start).withColumn("before", F.max("ack").over(in_time))
-    bad = walked.filter((F.col("kind") == 0) & (F.col("before.offset") > F.col("offset")))
+    walked = events.withColumn("before", F.max(F.when(F.col("kind") == 1, F.col("offset"))).over(in_time))
+    later = walked.filter((F.col("kind") == 0) & (F.col("before") > F.col("offset"))).drop("kind")
+    earlier = base.select(*TP, F.col("offset").alias("before"), F.col("time").alias("done"),
+                           F.struct(F.col("offset"), F.col("index"), F.col("value")).alias("ack"))
+    bad = (earlier.join(F.broadcast(later), [*TP, "before"]).filter(F.col("done") < F.col("t"))
+           .groupBy(*TP, "offset", "index", "invoke_index", "value").agg(F.max("ack").alias("before")))
     return anomaly_rows(
         bad, "realtime-order", F.array("before.index", "invoke_index", "index"),
         F.struct("topic", "partition",
