@@ -138,30 +138,40 @@ def chain_txs(chain: DataFrame) -> DataFrame:
     return chain.select(*CHAIN, "number", "index", F.posexplode("txs").alias("pos", "tx"))
 
 
-def tx_summary(chain: DataFrame, broadcasts: DataFrame) -> DataFrame:
-    """Per (channel, tx) broadcast with SUCCESS or in a block: in how many places of the
-    channel's distinct blocks (one held alike by several OSNs counts once) it is, and whether
-    it was broadcast. Distinct blocks keep this to about one chain's worth of txs."""
+def tx_summary(chain: DataFrame, broadcasts: DataFrame, ours: DataFrame) -> DataFrame:
+    """Per (channel, tx) broadcast or in a block: in how many places of the channel's
+    distinct blocks (one held alike by several OSNs counts once) it is, whether a broadcast
+    of it was answered SUCCESS, and whether this history broadcast it at all (`ours`).
+    Distinct blocks keep this to about one chain's worth of txs."""
     blocks = chain.select("channel", "number", "hash", "txs").distinct()
-    placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("broadcast"))
-    return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("broadcast")))
+    placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
+    kind = F.col("kind")
+    return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("kind")))
+            .unionByName(ours.select("channel", "tx", F.lit(2).alias("kind")))
             .groupBy("channel", "tx")
-            .agg(F.sum(1 - F.col("broadcast")).alias("places"), F.max("broadcast").alias("broadcast")))
+            .agg(F.sum((kind == 0).cast("int")).alias("places"), F.max((kind == 1).cast("int")).alias("broadcast"),
+                 F.max((kind == 2).cast("int")).alias("ours")))
 
 
 def duplicate_txs(txs: DataFrame, summary: DataFrame) -> DataFrame:
-    """One tx id in more than one place of one OSN's chain.
+    """One tx id this history broadcast in more than one place of one OSN's chain.
 
     Twice in one OSN's chain means in two places of the distinct blocks: only those txs
-    (`tx_summary`) are counted per OSN.
+    (`tx_summary`) are counted per OSN. A channel outlives a run on a reused cluster, so
+    earlier runs' blocks are delivered too: their duplicates were those runs' to report.
     """
-    suspects = summary.filter(F.col("places") > 1)
+    suspects = summary.filter((F.col("places") > 1) & (F.col("ours") == 1))
     bad = (_under(txs, suspects, ["channel", "tx"]).groupBy(*CHAIN, "tx")
            .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.col("n") > 1))
     return anomaly_rows(bad, "duplicate-tx", F.slice(F.array_sort("indices"), 1, _EVIDENCE_PER_ROW),
                         F.struct("channel", "osn", "tx", F.slice("at", 1, 5).alias("at")))
+
+
+def broadcast_txs(ops: DataFrame) -> DataFrame:
+    """(channel, tx) of every broadcast this history invoked, whatever its outcome."""
+    return ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke")).select("channel", "tx")
 
 
 def successful_broadcasts(ops: DataFrame) -> DataFrame:
@@ -199,7 +209,7 @@ def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     txs = chain_txs(chain)
     height = heights(tables.ops, tables.blocks)
     broadcasts = successful_broadcasts(tables.ops)
-    summary = tx_summary(chain, broadcasts)
+    summary = tx_summary(chain, broadcasts, broadcast_txs(tables.ops))
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height))
