@@ -93,8 +93,12 @@ def wait_leader(cluster, topic: str, timeout: float = 90.0) -> str:
 def read_all(cluster, topic: str, timeout: float = 60.0) -> list[int]:
     """Every value of partition 0, from the beginning to the high watermark."""
     wait_leader(cluster, topic)
-    consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"final-{topic}",
+
+    def fresh() -> Consumer:
+        return Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"final-{topic}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=_QUIET)
+
+    consumer = fresh()
     deadline = time.monotonic() + timeout
     tp = TopicPartition(topic, 0)
     try:
@@ -102,9 +106,11 @@ def read_all(cluster, topic: str, timeout: float = 60.0) -> list[int]:
             try:
                 _, high = consumer.get_watermark_offsets(tp, timeout=5)
                 break
-            except Exception:  # noqa: BLE001 - no leader yet
+            except Exception:  # noqa: BLE001 - no leader yet, or a broker just restarted answered from an empty cache
                 if time.monotonic() > deadline:
                     raise
+                consumer.close()  # a new client asks for metadata afresh; librdkafka may keep a stale answer
+                consumer = fresh()
                 time.sleep(0.5)
         consumer.assign([TopicPartition(topic, 0, 0)])
         values: list[int] = []
