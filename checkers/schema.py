@@ -1,11 +1,11 @@
-"""Explicit Spark schemas for history format version 1 (DESIGN.md), and the flat rows
-the Parquet copy holds.
+"""The schemas of history format version 1 (DESIGN.md) as read, and of the flat tables
+the Parquet copy holds, each declared once, in Arrow; Spark's are derived from them.
 
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
-not clash, and Spark's JSON reader nulls only a field whose type does not match, so
-nemesis values (free-form) cannot spoil a line. Only the fields the checkers read are
-parsed: the others (key, partitions, seek, high_watermark, from, last_offset, node,
-error) are allowed and skipped, which makes parsing cheaper.
+not clash; where a field's JSON type does not fit (nemesis values are free-form) the
+field is read as null. Only the fields the checkers read are parsed: the others (key,
+partitions, seek, high_watermark, from, last_offset, node, error) are allowed and
+skipped.
 
 Optional block fields this checker understands beyond the contract: `data`, a list of
 hex-encoded marshalled envelopes; when present, data_hash and the header hash are
@@ -13,89 +13,76 @@ recomputed from it (see checkers.ordering).
 """
 from __future__ import annotations
 
-from pyspark.sql.types import (
-    ArrayType,
-    IntegerType,
-    LongType,
-    StringType,
-    StructField,
-    StructType,
-)
+import pyarrow as pa
+from pyspark.sql.pandas.types import from_arrow_schema
+from pyspark.sql.types import StructType
 
-RECORD = StructType([
-    StructField("topic", StringType()),
-    StructField("partition", IntegerType()),
-    StructField("offset", LongType()),
-    StructField("value", LongType()),
+RECORD = pa.struct([
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+    ("value", pa.int64()),
 ])
 
-BLOCK = StructType([
-    StructField("number", LongType()),
-    StructField("hash", StringType()),
-    StructField("previous_hash", StringType()),
-    StructField("data_hash", StringType()),
-    StructField("txs", ArrayType(StringType())),
-    StructField("data", ArrayType(StringType())),
+BLOCK = pa.struct([
+    ("number", pa.int64()),
+    ("hash", pa.string()),
+    ("previous_hash", pa.string()),
+    ("data_hash", pa.string()),
+    ("txs", pa.list_(pa.string())),
+    ("data", pa.list_(pa.string())),
 ])
 
-VALUE = StructType([
+VALUE = pa.struct([
     # send, final-read
-    StructField("topic", StringType()),
-    StructField("value", LongType()),
-    StructField("partition", IntegerType()),
-    StructField("offset", LongType()),
+    ("topic", pa.string()),
+    ("value", pa.int64()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
     # assign, poll
-    StructField("consumer", StringType()),
-    StructField("records", ArrayType(RECORD)),
+    ("consumer", pa.string()),
+    ("records", pa.list_(RECORD)),
     # broadcast, deliver
-    StructField("channel", StringType()),
-    StructField("osn", StringType()),
-    StructField("tx", StringType()),
-    StructField("status", StringType()),
-    StructField("blocks", ArrayType(BLOCK)),
+    ("channel", pa.string()),
+    ("osn", pa.string()),
+    ("tx", pa.string()),
+    ("status", pa.string()),
+    ("blocks", pa.list_(BLOCK)),
 ])
 
-OP = StructType([
-    StructField("index", LongType()),
-    StructField("time", LongType()),
-    # Jepsen's processes are integers, the nemesis is a name: read both as text.
-    StructField("process", StringType()),
-    StructField("type", StringType()),
-    StructField("f", StringType()),
-    StructField("value", VALUE),
+# Jepsen's processes are integers, the nemesis is a name: tables hold both as text.
+OP = pa.schema([
+    ("index", pa.int64()),
+    ("time", pa.int64()),
+    ("process", pa.string()),
+    ("type", pa.string()),
+    ("f", pa.string()),
+    ("value", VALUE),
 ])
+# What Arrow's reader parses a line of a client process as.
+CLIENT_OP = OP.set(OP.get_field_index("process"), pa.field("process", pa.int64()))
 
-# One flat row of the Parquet copy. `kind` says what it is: an op (its value's scalar
-# fields), a record of an ok poll or final read (`pos` in the op's records), or a block
-# of an ok deliver (`pos` in the op's blocks); `index` is always the op's.
-FACT = StructType([
-    StructField("kind", StringType()),
-    StructField("index", LongType()),
-    StructField("time", LongType()),
-    StructField("process", StringType()),
-    StructField("type", StringType()),
-    StructField("f", StringType()),
-    StructField("topic", StringType()),
-    StructField("partition", IntegerType()),
-    StructField("offset", LongType()),
-    StructField("value", LongType()),
-    StructField("consumer", StringType()),
-    StructField("channel", StringType()),
-    StructField("osn", StringType()),
-    StructField("tx", StringType()),
-    StructField("status", StringType()),
-    StructField("pos", IntegerType()),
-    StructField("number", LongType()),
-    StructField("hash", StringType()),
-    StructField("previous_hash", StringType()),
-    StructField("data_hash", StringType()),
-    StructField("txs", ArrayType(StringType())),
-    StructField("data", ArrayType(StringType())),
-])
-OP_COLUMNS = ("index", "time", "process", "type", "f", "topic", "partition", "offset", "value", "consumer",
-              "channel", "osn", "tx", "status")
-RECORD_COLUMNS = ("index", "f", "consumer", "pos", "topic", "partition", "offset", "value")
-BLOCK_COLUMNS = ("index", "channel", "osn", "pos", "number", "hash", "previous_hash", "data_hash", "txs", "data")
+_SCALARS = [f for f in VALUE if not pa.types.is_list(f.type)]
+_OP_HEAD = [f for f in OP if f.name != "value"]
+
+# The flat tables. ops: one row per usable op, the value's scalar fields beside the op's
+# own, and the line of the file it was read from; records: one row per record of an ok
+# poll or final read (`pos` in the op's records, topic and partition taken from the op
+# when the record omits them); blocks: one row per block of an ok deliver.
+OPS = pa.schema([pa.field("line", pa.int64()), *_OP_HEAD, *_SCALARS])
+RECORDS = pa.schema([OP.field("index"), OP.field("f"), VALUE.field("consumer"), pa.field("pos", pa.int32()),
+                     *RECORD])
+BLOCKS = pa.schema([OP.field("index"), VALUE.field("channel"), VALUE.field("osn"), pa.field("pos", pa.int32()),
+                    *BLOCK])
+OP_COLUMNS = tuple(OPS.names[1:])
+RECORD_COLUMNS = tuple(RECORDS.names)
+BLOCK_COLUMNS = tuple(BLOCKS.names)
+
+
+def spark_schema(schema: pa.Schema) -> StructType:
+    """The Spark schema of an Arrow one."""
+    return from_arrow_schema(schema)
+
 
 TYPES = ("invoke", "ok", "fail", "info")
 KAFKA_FS = ("send", "assign", "poll", "final-read")

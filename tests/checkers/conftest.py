@@ -9,7 +9,8 @@ import pytest
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.history import Tables, flatten_lines, tables_of
+from checkers.history import Tables, tables_of
+from checkers.ingest import Chunk, flatten, parse
 from checkers.session import spark_session
 from checkers.synthetic import HistoryBuilder
 
@@ -29,8 +30,8 @@ def ops_of(spark: SparkSession):
     """Turn a HistoryBuilder into the tables (checkers.history.Tables) the checkers take."""
 
     def build(history: HistoryBuilder) -> Tables:
-        text = spark.createDataFrame([(line,) for line in history.lines()], "value string")
-        return tables_of(flatten_lines(text))
+        chunk = Chunk(1, "".join(line + "\n" for line in history.lines()).encode(), last=True)
+        return tables_of(spark, flatten(parse(chunk), last=True))
 
     return build
 

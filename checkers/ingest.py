@@ -1,0 +1,272 @@
+"""A history's JSON lines -> the flat tables (checkers.schema OPS, RECORDS, BLOCKS), in Arrow.
+
+Why Arrow and not Spark's JSON reader: parsing is most of a first check, and Arrow's
+C++ reader parses the same lines several times faster. The file is streamed in chunks
+of whole lines, so memory holds one chunk, never the history; the checks stay Spark
+transforms over the Parquet copy this feeds (checkers.history).
+
+A chunk's lines go to Arrow's reader all at once, but for the few it cannot take as
+they are: nemesis ops (free-form values, and a name for a process) are set aside
+first, and when the reader still refuses the chunk (a torn or malformed line, a field
+of another JSON type) every line of it is read with the json module instead. Both
+ways give the same rows: a field whose JSON type does not fit the schema is null.
+
+Input rules (HistoryError unless said otherwise): a line that is not a JSON object with
+index, process, type and f names its line number, except the last line of the file,
+which a crashed writer may have torn: it is skipped with a warning; an unknown `type`,
+or an `f` outside format version 1 on a client process, is an error (the nemesis may
+record any `f`). Blank lines are skipped.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.json as pj
+
+from checkers.schema import BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, RECORDS, TYPES
+
+CHUNK_BYTES = 32 * 2**20
+# Arrow parses a chunk in blocks on several threads; a block must hold whole lines.
+_BLOCK_BYTES = 4 * 2**20
+_NOT_AN_OP = "not a JSON op with index, process, type and f"
+_NEMESIS_MARK = json.dumps(NEMESIS).encode()
+_INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
+
+
+class BadLine(ValueError):
+    """A line that cannot be checked: `line` is its number (from 1)."""
+
+    def __init__(self, line: int, reason: str) -> None:
+        super().__init__(f"line {line}: {reason}")
+        self.line = line
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Whole lines of the file: `data`, whose first line is line `first_line`."""
+
+    first_line: int
+    data: bytes
+    last: bool
+
+
+@dataclass
+class Flat:
+    """One chunk's flat tables, and the lines it skipped (their numbers)."""
+
+    ops: pa.Table
+    records: pa.Table
+    blocks: pa.Table
+    skipped: list[int] = field(default_factory=list)
+
+
+def chunks(path: Path, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
+    """The file in chunks of about `size` bytes, each ending at a line's end (a longer line is one chunk)."""
+    line, rest = 1, b""
+    with open(path, "rb") as f:
+        total = os.fstat(f.fileno()).st_size
+        while True:
+            block = f.read(size)
+            data = rest + block
+            if not block:
+                if data:
+                    yield Chunk(line, data, True)
+                return
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # no line ends here yet: read on
+                rest = data
+                continue
+            data, rest = data[:cut], data[cut:]
+            yield Chunk(line, data, not rest and f.tell() >= total)
+            line += data.count(b"\n")
+
+
+def parse(chunk: Chunk) -> pa.Table:
+    """The chunk's lines as OP rows plus `line`, one per line that is not blank, in line order."""
+    buf = np.frombuffer(chunk.data, dtype=np.uint8)
+    ends = np.flatnonzero(buf == 10)
+    if not len(ends) or ends[-1] != len(buf) - 1:
+        ends = np.append(ends, len(buf))
+    starts = np.concatenate(([0], ends[:-1] + 1))
+    filled = ends > starts
+    aside = np.zeros(len(starts), dtype=bool)
+    at = chunk.data.find(_NEMESIS_MARK)
+    while at >= 0:
+        aside[np.searchsorted(ends, at)] = True
+        at = chunk.data.find(_NEMESIS_MARK, at + 1)
+    numbers = chunk.first_line + np.arange(len(starts), dtype=np.int64)
+    table = _arrow_read(chunk.data, starts, ends, ~aside, filled & ~aside, numbers)
+    if table is None and _has_blank(buf, starts, ends, filled):  # Arrow skips lines of blanks only
+        filled = _solid(buf, starts, ends)
+        table = _arrow_read(chunk.data, starts, ends, ~aside, filled & ~aside, numbers)
+    if table is None:
+        return _python_read(chunk.data, starts, ends, filled, numbers)
+    if (aside & filled).any():
+        table = pa.concat_tables([table, _python_read(chunk.data, starts, ends, aside & filled, numbers)])
+        table = table.take(pc.sort_indices(table["line"]))
+    return table
+
+
+def _solid(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per line, whether it holds more than blanks."""
+    solid = np.cumsum(_SOLID[buf], dtype=np.int64)  # non-blank bytes up to each position
+    before = np.where(starts > 0, solid[np.maximum(starts - 1, 0)], 0)
+    return (ends > starts) & (solid[np.maximum(ends - 1, 0)] - before > 0)
+
+
+def _has_blank(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray, filled: np.ndarray) -> bool:
+    """Whether a line of some length holds blanks only (cheap test: its first byte is one)."""
+    return bool((~_SOLID[buf[starts[filled]]]).any())
+
+
+def _arrow_read(data: bytes, starts: np.ndarray, ends: np.ndarray, text_lines: np.ndarray, rows: np.ndarray,
+                numbers: np.ndarray) -> pa.Table | None:
+    """The lines `rows` (the non-blank ones of `text_lines`) read by Arrow, or None when it refuses any."""
+    if not rows.any():
+        return _WITH_LINE.empty_table()
+    if text_lines.all():
+        text = data
+    else:  # the runs of consecutive lines, without the lines between them
+        idx = np.flatnonzero(text_lines)
+        breaks = np.flatnonzero(np.diff(idx) != 1)
+        firsts, lasts = idx[np.concatenate(([0], breaks + 1))], idx[np.concatenate((breaks, [len(idx) - 1]))]
+        text = b"\n".join(data[s:e] for s, e in zip(starts[firsts].tolist(), ends[lasts].tolist()))
+    longest = int((ends[rows] - starts[rows]).max()) + 2
+    options = pj.ReadOptions(use_threads=True, block_size=max(_BLOCK_BYTES, longest))
+    try:
+        table = pj.read_json(io.BytesIO(text), read_options=options,
+                             parse_options=pj.ParseOptions(explicit_schema=CLIENT_OP,
+                                                           unexpected_field_behavior="ignore"))
+    except pa.ArrowInvalid:
+        return None
+    if table.num_rows != int(rows.sum()):  # lines and rows do not match up: read them one by one
+        return None
+    table = table.set_column(table.schema.get_field_index("process"), "process",
+                             pc.cast(table["process"], pa.string()))
+    return table.add_column(0, "line", pa.array(numbers[rows], pa.int64())).combine_chunks()
+
+
+def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,
+                 numbers: np.ndarray) -> pa.Table:
+    """The lines `rows` read one by one; a line that is not a JSON object gives a row of nulls."""
+    out = []
+    for s, e, n in zip(starts[rows].tolist(), ends[rows].tolist(), numbers[rows].tolist()):
+        try:
+            raw = json.loads(data[s:e])
+        except ValueError:
+            raw = None
+        if isinstance(raw, dict):
+            process = raw.get("process")
+            if isinstance(process, int) and not isinstance(process, bool):
+                raw["process"] = str(process)  # Jepsen's processes are integers: text, as Arrow's rows have it
+            row = conform(raw, OP)
+        else:
+            row = {}
+        row["line"] = n
+        out.append(row)
+    return pa.Table.from_pylist(out, schema=_WITH_LINE)
+
+
+def conform(raw: Any, kind: pa.DataType | pa.Schema) -> Any:
+    """`raw` (parsed JSON) in the shape of `kind`, with every part whose JSON type does not fit as None."""
+    if isinstance(kind, pa.Schema) or pa.types.is_struct(kind):
+        if not isinstance(raw, dict):
+            return None
+        return {f.name: conform(raw.get(f.name), f.type) for f in _fields(kind)}
+    if raw is None:
+        return None
+    if pa.types.is_list(kind):
+        return [conform(x, kind.value_type) for x in raw] if isinstance(raw, list) else None
+    if pa.types.is_string(kind):
+        return raw if isinstance(raw, str) else None
+    if isinstance(raw, bool) or not isinstance(raw, int):
+        return None
+    low, high = _INT_RANGE[kind]
+    return raw if low <= raw <= high else None
+
+
+def _fields(kind: pa.DataType | pa.Schema) -> list[pa.Field]:
+    return list(kind) if isinstance(kind, pa.Schema) else [kind.field(i) for i in range(kind.num_fields)]
+
+
+def defect(table: pa.Table) -> pa.ChunkedArray:
+    """Per row, why it cannot be used, or null."""
+    missing = pc.or_(pc.or_(pc.is_null(table["index"]), pc.is_null(table["process"])),
+                     pc.or_(pc.is_null(table["type"]), pc.is_null(table["f"])))
+    unknown_type = pc.fill_null(pc.invert(pc.is_in(table["type"], pa.array(TYPES))), False)
+    client = pc.fill_null(pc.not_equal(table["process"], NEMESIS), False)
+    unknown_f = pc.and_(client, pc.fill_null(pc.invert(pc.is_in(table["f"], pa.array(CLIENT_FS))), False))
+    return pc.case_when(pc.make_struct(missing, unknown_type, unknown_f),
+                        pa.scalar(_NOT_AN_OP), pc.binary_join_element_wise("unknown type ", table["type"], ""),
+                        pc.binary_join_element_wise("unknown f ", table["f"], ""))
+
+
+def flatten(table: pa.Table, *, last: bool) -> Flat:
+    """The flat tables of a chunk's parsed rows; raises BadLine for the first unusable row,
+    but for a torn last line of the file (`last`: this is the file's last chunk)."""
+    skipped: list[int] = []
+    why = defect(table)
+    bad = pc.is_valid(why)
+    if pc.any(bad).as_py():
+        first = pc.min(pc.filter(table["line"], bad)).as_py()
+        reason = pc.filter(why, pc.equal(table["line"], first))[0].as_py()
+        if not (last and first == pc.max(table["line"]).as_py() and reason == _NOT_AN_OP):
+            raise BadLine(first, reason)
+        skipped.append(first)
+        table = table.filter(pc.invert(bad))
+    table = table.combine_chunks()
+    value = table["value"]
+    ops = pa.table({name: table[name] if name in _OWN else pc.struct_field(value, name) for name in OPS.names},
+                   schema=OPS)
+    ok = pc.equal(table["type"], "ok")
+    records = _nested(table, pc.and_(ok, pc.is_in(table["f"], pa.array(["poll", "final-read"]))), "records",
+                      RECORDS, inherit=("topic", "partition"))
+    blocks = _nested(table, pc.and_(ok, pc.equal(table["f"], "deliver")), "blocks", BLOCKS, inherit=())
+    return Flat(ops, records, blocks, skipped)
+
+
+def _nested(table: pa.Table, where: pa.ChunkedArray, name: str, schema: pa.Schema,
+            inherit: tuple[str, ...]) -> pa.Table:
+    """One row per element of the value's list `name` in the rows `where`, beside their op's fields;
+    the fields in `inherit` are taken from the op's value where the element omits them."""
+    rows = table.filter(pc.fill_null(where, False)).combine_chunks()
+    if rows.num_rows == 0:
+        return schema.empty_table()
+    value = rows["value"].combine_chunks()
+    lists = pc.struct_field(value, name)
+    parents = pc.list_parent_indices(lists)
+    elements = pc.list_flatten(lists)
+    lengths = pc.fill_null(pc.list_value_length(lists), 0).to_numpy()
+    firsts = np.cumsum(lengths) - lengths
+    parent_at = parents.to_numpy()
+    own = {f.name for f in _fields(elements.type)}
+    columns: dict[str, Any] = {}
+    for f in schema:
+        if f.name == "pos":
+            columns[f.name] = pa.array(np.arange(len(parent_at)) - firsts[parent_at], pa.int32())
+        elif f.name in ("index", "f"):
+            columns[f.name] = pc.take(rows[f.name], parents)
+        elif f.name not in own:
+            columns[f.name] = pc.take(pc.struct_field(value, f.name), parents)
+        elif f.name in inherit:
+            columns[f.name] = pc.coalesce(pc.struct_field(elements, f.name),
+                                          pc.take(pc.struct_field(value, f.name), parents))
+        else:
+            columns[f.name] = pc.struct_field(elements, f.name)
+    return pa.table(columns, schema=schema)
+
+
+_WITH_LINE = pa.schema([pa.field("line", pa.int64()), *OP])
+_OWN = {"line", "index", "time", "process", "type", "f"}
+_SOLID = np.ones(256, dtype=bool)
+_SOLID[list(b" \t\r\n")] = False
