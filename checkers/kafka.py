@@ -356,7 +356,7 @@ def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
     drained = final_partitions(ops)
     seen = observations(acked, polls, finals)
     observed = cells(seen).persist()
-    offsets = offset_summary(observed)
+    offsets = offset_summary(observed).persist()
     values = value_summary(observed, sends).persist()
     runs = poll_runs(polls).persist()
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))

@@ -203,13 +203,13 @@ def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
 def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     """(anomaly rows of every ordering checker, channels whose losses cannot be judged).
 
-    The chain, which several checkers share, is persisted: the caller clears the cache.
+    The chain and the tx summary, which several checkers share, are persisted: the caller clears the cache.
     """
     chain = delivered_blocks(tables.blocks).persist()
     txs = chain_txs(chain)
     height = heights(tables.ops, tables.blocks)
     broadcasts = successful_broadcasts(tables.ops)
-    summary = tx_summary(chain, broadcasts, broadcast_txs(tables.ops))
+    summary = tx_summary(chain, broadcasts, broadcast_txs(tables.ops)).persist()
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height))

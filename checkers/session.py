@@ -6,6 +6,7 @@ master: this module reads no environment variable.
 """
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -13,11 +14,8 @@ from pyspark.sql import SparkSession
 LOCAL_MASTER = "local[*]"
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
 
-# Small-machine defaults: a history fits in a few partitions and the UI only costs
-# start-up time and a port.
+# Small-machine defaults: the UI only costs start-up time and a port.
 _DEFAULTS: dict[str, str] = {
-    "spark.sql.shuffle.partitions": "8",
-    "spark.default.parallelism": "4",
     "spark.ui.enabled": "false",
     "spark.ui.showConsoleProgress": "false",
     "spark.sql.adaptive.enabled": "true",
@@ -34,6 +32,12 @@ _LOCAL_ONLY: dict[str, str] = {
 }
 
 
+def local_cores(master: str) -> int:
+    """The worker threads of a local master: local, local[N], local[*], local[N,F]."""
+    inside = master[len("local["):-1].split(",")[0] if master.startswith("local[") else "1"
+    return (os.cpu_count() or 1) if inside == "*" else int(inside)
+
+
 def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") -> SparkSession:
     """The session for `master` (local[*] when None); an already running one is reused as it is."""
     active = SparkSession.getActiveSession()
@@ -44,6 +48,10 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") 
     settings = dict(_DEFAULTS)
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
+        # Two tasks per core: fewer leaves a core idle behind a slow task, more only adds
+        # per-task overhead (Spark's default of 200 is for clusters).
+        partitions = str(2 * local_cores(master))
+        settings.update({"spark.sql.shuffle.partitions": partitions, "spark.default.parallelism": partitions})
     for key, value in settings.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
