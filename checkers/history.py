@@ -1,17 +1,12 @@
 """Reading a history: JSON lines -> validated, flat Parquet, converted once and reused.
 
-checkers.ingest streams the lines into the flat tables (one row per op, per record of an
-ok poll or final read, and per block of an ok deliver, checkers.schema), so that no
-check parses JSON or explodes nested arrays again; it rejects the lines that cannot be
-ops. A Spark pass then pairs each completion with its invoke (what validation needs,
-and what the send checkers need) and keeps the paired sends. The driver never holds
-the history: one chunk of lines at a time. The Parquet copy is keyed by the source's
-size and mtime, so a re-check skips parsing and validation.
-
-Pairing rules (`ordeal check` exit 2): a completion whose process's previous op is not
-its invoke (same `f`), or a second invoke before the first one completed, is an error
-naming its line. An invoke left without a completion at the end of the history is
-indeterminate, like `info`. The line rules are checkers.ingest's.
+The lines stream through checkers.ingest (the flat tables: one row per op, per record
+of an ok poll or final read, and per block of an ok deliver, checkers.schema; lines
+that cannot be ops are rejected) and checkers.pairing (each completion beside its
+invoke; the paired sends), chunk by chunk, into Parquet, so that no check parses JSON,
+explodes nested arrays or pairs ops again. The driver never holds the history: one
+chunk of lines at a time. The Parquet copy is keyed by the source's size and mtime,
+so a re-check skips parsing and validation. Every rejection names the line.
 """
 from __future__ import annotations
 
@@ -22,23 +17,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from pyspark.sql import Column, DataFrame, SparkSession, Window
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 
 from checkers.ingest import BadLine, Flat, chunks, flatten, parse
-from checkers.schema import BLOCK_COLUMNS, BLOCKS, NEMESIS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
+from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
+from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
-# 3: read by checkers.ingest, ops keep their line (2 held Spark's row ids).
-_CACHE_FORMAT = 3
+# 4: read by checkers.ingest, paired by checkers.pairing, row groups of one f each.
+_CACHE_FORMAT = 4
 # Directories of the Parquet copy, one per kind of row.
-_OPS, _RECORDS, _BLOCKS, _SENDS, _UNPAIRED = "kind=op", "kind=record", "kind=block", "kind=send", "kind=unpaired"
-_FLAT = {_OPS: OPS, _RECORDS: RECORDS, _BLOCKS: BLOCKS}
-SEND_COLUMNS = ("process", "index", "time", "type", "topic", "partition", "offset", "value",
-                "invoke_index", "invoke_time")
+_OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
+_SCHEMAS = {_OPS: OPS, _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
 
 
 class HistoryError(ValueError):
@@ -86,14 +80,14 @@ def load_history(spark: SparkSession, source: Path, parquet: Path) -> History:
     stamp = _stamp(source)
     marker = _read_marker(parquet)
     if marker is None or marker.get("stamp") != stamp:
-        warnings = _convert(spark, source, parquet)
+        warnings = _convert(source, parquet)
         (parquet / _MARKER).write_text(json.dumps({"stamp": stamp, "warnings": warnings}))
     else:
         warnings = marker.get("warnings", [])
 
     def part(name: str, columns: tuple[str, ...]) -> DataFrame:
         if not (parquet / name).is_dir():  # no row of that kind was written
-            return spark.createDataFrame([], spark_schema(_schema_of(name))).select(*columns)
+            return spark.createDataFrame([], spark_schema(_SCHEMAS[name])).select(*columns)
         return spark.read.parquet(str(parquet / name)).select(*columns)
 
     tables = Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
@@ -114,108 +108,61 @@ def _read_marker(parquet: Path) -> dict | None:
         return None
 
 
-def paired(ops: DataFrame) -> DataFrame:
-    """Every client op beside its process's previous op (`prev_*`), and why the two do not pair, if so."""
-    by_process = Window.partitionBy("process").orderBy("index")
-    prev = {c: F.lag(c).over(by_process).alias("prev_" + c) for c in ("type", "f", "index", "time", "topic",
-                                                                        "value")}
-    rows = ops.filter(F.col("process") != NEMESIS).select("*", *prev.values())
-    unpaired = (
-        F.when((F.col("type") != "invoke")
-               & (F.col("prev_type").isNull() | (F.col("prev_type") != "invoke")),
-               F.concat(F.lit("a "), F.col("type"), F.lit(" completion of process "),
-                        F.col("process"), F.lit(" without its invoke")))
-        .when((F.col("type") != "invoke") & (F.col("prev_f") != F.col("f")),
-              F.concat(F.lit("completion f "), F.col("f"), F.lit(" does not match its invoke f "),
-                       F.col("prev_f")))
-        .when((F.col("type") == "invoke") & (F.col("prev_type") == "invoke"),
-              F.concat(F.lit("a second invoke of process "), F.col("process"),
-                       F.lit(" before the first completed")))
-    )
-    return rows.withColumn("_unpaired", unpaired)
-
-
-def _send_columns() -> list[Column]:
-    # A fail or info completion may omit the value: its invoke names it.
-    return [F.col("process"), F.col("index"), F.col("time"), F.col("type"),
-            F.coalesce("topic", "prev_topic").alias("topic"), F.col("partition"), F.col("offset"),
-            F.coalesce("value", "prev_value").alias("value"),
-            F.col("prev_index").alias("invoke_index"), F.col("prev_time").alias("invoke_time")]
-
-
-def _is_send_completion() -> Column:
-    return (F.col("f") == "send") & (F.col("type") != "invoke") & F.col("_unpaired").isNull()
-
-
-def paired_sends(pairs: DataFrame) -> DataFrame:
-    """Send completions (SEND_COLUMNS) of `paired` rows."""
-    return pairs.filter(_is_send_completion()).select(*_send_columns())
-
-
 def tables_of(spark: SparkSession, flat: Flat) -> Tables:
     """The tables of flat rows held in memory (small histories, tests): nothing is written."""
-    frames = {name: spark.createDataFrame(table) if table.num_rows else
-              spark.createDataFrame([], spark_schema(table.schema))
-              for name, table in (("ops", flat.ops), ("records", flat.records), ("blocks", flat.blocks))}
-    ops = frames["ops"].select(*OP_COLUMNS)
-    return Tables(ops=ops, sends=paired_sends(paired(ops)), records=frames["records"].select(*RECORD_COLUMNS),
-                  blocks=frames["blocks"].select(*BLOCK_COLUMNS))
+
+    def frame(table: pa.Table, columns: tuple[str, ...]) -> DataFrame:
+        df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], spark_schema(table.schema))
+        return df.select(*columns)
+
+    return Tables(ops=frame(flat.ops, OP_COLUMNS), sends=frame(Pairing().sends(flat.ops), SEND_COLUMNS),
+                  records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS))
 
 
-def read_lines(source: Path, write: Callable[[Flat], None]) -> list[str]:
-    """Stream `source` through checkers.ingest into `write`, chunk by chunk; the warnings."""
+def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> list[str]:
+    """Stream `source` through checkers.ingest and checkers.pairing into `write` (tables by
+    Parquet directory), chunk by chunk; the warnings."""
     warnings = []
+    pairing = Pairing()
     try:
         for chunk in chunks(source):
             flat = flatten(parse(chunk), last=chunk.last)
             warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
-            write(flat)
+            write({_OPS: flat.ops, _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: pairing.sends(flat.ops)})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
     return warnings
 
 
-def _schema_of(name: str) -> pa.Schema:
-    if name in _FLAT:
-        return _FLAT[name]
-    fields = {f.name: f for f in OPS}
-    return pa.schema([fields[c] if c in fields else pa.field(c, pa.int64()) for c in SEND_COLUMNS])
+def _by_f(table: pa.Table) -> list[pa.Table]:
+    """`table` cut into one table per `f` (when it has one): written as row groups of one `f`
+    each, a filter on `f` skips the others by their statistics."""
+    if "f" not in table.column_names or table.num_rows == 0:
+        return [table]
+    return [table.filter(pc.equal(table["f"], f)) for f in pc.unique(table["f"]).to_pylist() if f is not None]
 
 
-def _convert(spark: SparkSession, source: Path, parquet: Path) -> list[str]:
+def _convert(source: Path, parquet: Path) -> list[str]:
     if parquet.exists():
         shutil.rmtree(parquet)
     parquet.mkdir(parents=True)
     writers: dict[str, pq.ParquetWriter] = {}
 
-    def write(flat: Flat) -> None:
-        for name, table in ((_OPS, flat.ops), (_RECORDS, flat.records), (_BLOCKS, flat.blocks)):
-            if table.num_rows:
-                if name not in writers:
-                    (parquet / name).mkdir()
-                    writers[name] = pq.ParquetWriter(parquet / name / "part-0.parquet", _FLAT[name])
-                writers[name].write_table(table)
+    def write(tables: dict[str, pa.Table]) -> None:
+        for name, table in tables.items():
+            if not table.num_rows:
+                continue
+            if name not in writers:
+                (parquet / name).mkdir()
+                writers[name] = pq.ParquetWriter(parquet / name / "part-0.parquet", _SCHEMAS[name])
+            for group in _by_f(table):
+                writers[name].write_table(group)
 
     try:
-        warnings = read_lines(source, write)
+        return read_lines(source, write)
     except HistoryError:
         shutil.rmtree(parquet, ignore_errors=True)
         raise
     finally:
         for writer in writers.values():
             writer.close()
-    if _OPS not in writers:
-        return warnings
-    ops = spark.read.parquet(str(parquet / _OPS))
-    pairs = paired(ops.select("line", *OP_COLUMNS))
-    kind = (F.when(F.col("_unpaired").isNotNull(), F.lit("unpaired"))
-            .when(_is_send_completion(), F.lit("send")))
-    # One pass writes both the rows validation rejects and the paired sends.
-    (pairs.withColumn("kind", kind).filter(F.col("kind").isNotNull())
-     .select("kind", "line", "_unpaired", *_send_columns())
-     .write.mode("append").partitionBy("kind").parquet(str(parquet)))
-    if (parquet / _UNPAIRED).exists():
-        first = spark.read.parquet(str(parquet / _UNPAIRED)).orderBy("line").first()
-        shutil.rmtree(parquet, ignore_errors=True)
-        raise HistoryError(f"{source}: line {first['line']}: {first['_unpaired']}")
-    return warnings

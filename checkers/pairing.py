@@ -1,0 +1,107 @@
+"""Each completion beside its invoke, as the chunks of a history stream by.
+
+A history lists its ops in index order (Jepsen's model: the index is the op's place),
+so a process's previous op is its previous line: pairing needs only, per process, the
+last op seen, carried from chunk to chunk, never a sort of the whole history.
+
+Rules (BadLine naming the line): an index not above the previous line's; a completion
+whose process's previous op is not its invoke, or whose `f` differs from it; a second
+invoke before the first one completed. An invoke left without a completion at the end
+is indeterminate, like `info`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from checkers.ingest import BadLine
+from checkers.schema import NEMESIS, OPS
+
+# What a completion takes from its process's previous op.
+_CARRIED = ("type", "f", "index", "time", "topic", "value")
+SENDS = pa.schema([OPS.field(c) for c in ("process", "index", "time", "type", "topic", "partition", "offset",
+                                           "value")]
+                  + [pa.field("invoke_index", pa.int64()), pa.field("invoke_time", pa.int64())])
+SEND_COLUMNS = tuple(SENDS.names)
+
+
+class Pairing:
+    """Feed it the ops tables of a history's chunks in order; it returns each chunk's paired sends."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, tuple] = {}  # process -> its last op's _CARRIED fields
+        self._last_index: int | None = None
+        self._last_line = 0
+
+    def sends(self, ops: pa.Table) -> pa.Table:
+        """The send completions of `ops` (SENDS): topic and value taken from the invoke when the
+        completion omits them, invoke_index and invoke_time from the invoke."""
+        self._check_order(ops)
+        client = ops.filter(pc.not_equal(ops["process"], NEMESIS))
+        if client.num_rows == 0:
+            return SENDS.empty_table()
+        rows = client.take(pc.sort_indices(client, [("process", "ascending"), ("line", "ascending")])).combine_chunks()
+        process = rows["process"].combine_chunks()
+        n = rows.num_rows
+        first = np.ones(n, dtype=bool)  # the first row of a process in this chunk
+        first[1:] = pc.not_equal(process[1:], process[:-1]).to_numpy(zero_copy_only=False)
+        starts = np.flatnonzero(first)
+        carried = [self._last.get(p) for p in process.take(pa.array(starts)).to_pylist()]
+        prev = {name: self._previous(rows[name].combine_chunks(), first, starts,
+                                     [c[i] if c else None for c in carried])
+                for i, name in enumerate(_CARRIED)}
+        self._reject_unpaired(rows, prev)
+        last = np.append(starts[1:] - 1, n - 1)
+        tail = rows.take(pa.array(last)).select(list(_CARRIED))
+        for p, *fields in zip(process.take(pa.array(last)).to_pylist(), *(tail[c].to_pylist() for c in _CARRIED)):
+            self._last[p] = tuple(fields)
+        is_send = pc.and_(pc.equal(rows["f"], "send"), pc.not_equal(rows["type"], "invoke"))
+        sends = {
+            "process": rows["process"], "index": rows["index"], "time": rows["time"], "type": rows["type"],
+            "topic": pc.coalesce(rows["topic"], prev["topic"]), "partition": rows["partition"],
+            "offset": rows["offset"], "value": pc.coalesce(rows["value"], prev["value"]),
+            "invoke_index": prev["index"], "invoke_time": prev["time"],
+        }
+        return pa.table(sends, schema=SENDS).filter(is_send)
+
+    def _check_order(self, ops: pa.Table) -> None:
+        if ops.num_rows == 0:
+            return
+        index = ops["index"].to_numpy()
+        previous = np.concatenate(([self._last_index if self._last_index is not None else index[0] - 1],
+                                   index[:-1]))
+        behind = np.flatnonzero(index <= previous)
+        if len(behind):
+            at = int(behind[0])
+            raise BadLine(int(ops["line"][at].as_py()),
+                          f"index {index[at]} is not above the previous op's {previous[at]}: "
+                          "a history lists its ops in index order")
+        self._last_index = int(index[-1])
+
+    @staticmethod
+    def _previous(column: pa.Array, first: np.ndarray, starts: np.ndarray, carried: list) -> pa.Array:
+        """`column` shifted down one row; a process's first row takes its carried value."""
+        shifted = pa.concat_arrays([pa.nulls(1, column.type), column.slice(0, len(column) - 1)])
+        return pc.replace_with_mask(shifted, pa.array(first), pa.array(carried, column.type))
+
+    @staticmethod
+    def _reject_unpaired(rows: pa.Table, prev: dict[str, pa.Array]) -> None:
+        completion = pc.not_equal(rows["type"], "invoke")
+        after_invoke = pc.fill_null(pc.equal(prev["type"], "invoke"), False)
+        orphan = pc.and_(completion, pc.invert(after_invoke))
+        mismatch = pc.and_(pc.and_(completion, after_invoke), pc.fill_null(pc.not_equal(rows["f"], prev["f"]), True))
+        doubled = pc.and_(pc.invert(completion), after_invoke)
+        bad = pc.or_(pc.or_(orphan, mismatch), doubled)
+        if not pc.any(bad).as_py():
+            return
+        lines = pc.filter(rows["line"], bad)
+        at = pc.index(rows["line"], pc.min(lines)).as_py()
+        row = {k: v[0] for k, v in rows.slice(at, 1).select(["line", "process", "type", "f"]).to_pydict().items()}
+        if orphan[at].as_py():
+            reason = f"a {row['type']} completion of process {row['process']} without its invoke"
+        elif mismatch[at].as_py():
+            reason = f"completion f {row['f']} does not match its invoke f {prev['f'][at].as_py()}"
+        else:
+            reason = f"a second invoke of process {row['process']} before the first completed"
+        raise BadLine(row["line"], reason)

@@ -1,0 +1,116 @@
+"""Streaming a history into flat tables and pairing it, chunk by chunk: no Spark here."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from checkers.history import HistoryError, read_lines
+from checkers.ingest import BadLine, Chunk, chunks, flatten, parse
+from checkers.pairing import Pairing
+from checkers.synthetic import HistoryBuilder, make_chain
+
+
+def _history() -> HistoryBuilder:
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    h.send(0, "t0", 1, offset=0)
+    h.nemesis("kill", {"node": "kafka1", "value": "not a number", "records": "free-form"})
+    h.send(1, "t0", 2, type="fail")
+    h.poll(7, "c1", [("t0", 0, 0, 1)])
+    h.broadcast(2, "ch0", "osn1", "tx-1")
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]))
+    h.final_read(9, "t0", 0, [(0, 1)])
+    return h
+
+
+def _write(tmp_path: Path, lines: list[str]) -> Path:
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def _stream(path: Path, chunk_bytes: int) -> tuple[dict[str, list[dict]], list[str]]:
+    out: dict[str, list[dict]] = {}
+    pairing = Pairing()
+    warnings = []
+    for chunk in chunks(path, chunk_bytes):
+        flat = flatten(parse(chunk), last=chunk.last)
+        warnings += [str(n) for n in flat.skipped]
+        for name, table in (("ops", flat.ops), ("records", flat.records), ("blocks", flat.blocks),
+                            ("sends", pairing.sends(flat.ops))):
+            out.setdefault(name, []).extend(table.to_pylist())
+    return out, warnings
+
+
+def test_chunks_end_at_line_ends_and_count_lines(tmp_path):
+    path = _write(tmp_path, _history().lines())
+    pieces = list(chunks(path, 100))
+    assert all(c.data.endswith(b"\n") for c in pieces) and [c.last for c in pieces][-2:] == [False, True]
+    assert [c.first_line for c in pieces] == [1 + sum(p.data.count(b"\n") for p in pieces[:i])
+                                               for i in range(len(pieces))]
+
+
+def test_small_and_large_chunks_give_the_same_rows(tmp_path):
+    path = _write(tmp_path, _history().lines())
+    assert _stream(path, 64) == _stream(path, 1 << 20)
+
+
+def test_a_nemesis_value_of_any_shape_is_read_with_its_clashing_fields_null(tmp_path):
+    out, _ = _stream(_write(tmp_path, _history().lines()), 1 << 20)
+    kill = [op for op in out["ops"] if op["f"] == "kill"]
+    assert kill == [dict(kill[0], process="nemesis", type="info", value=None)]
+
+
+def test_records_and_blocks_keep_their_op_index_and_position(tmp_path):
+    out, _ = _stream(_write(tmp_path, _history().lines()), 1 << 20)
+    polls = [r for r in out["records"] if r["f"] == "poll"]
+    assert [(r["consumer"], r["pos"], r["offset"], r["value"]) for r in polls] == [("c1", 0, 0, 1)]
+    assert [(b["channel"], b["osn"], b["number"], b["txs"]) for b in out["blocks"]] == [("ch0", "osn1", 0, ["tx-1"])]
+
+
+def test_sends_pair_across_chunks_and_take_the_value_from_their_invoke(tmp_path):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.op(1, "invoke", "send", {"topic": "t0", "value": 2})
+    h.op(1, "info", "send", None, error="timeout")
+    out, _ = _stream(_write(tmp_path, h.lines()), 40)
+    assert [(s["type"], s["value"], s["invoke_index"]) for s in out["sends"]] == [("ok", 1, 0), ("info", 2, 2)]
+
+
+def test_blank_lines_are_skipped_and_do_not_shift_line_numbers(tmp_path):
+    lines = _history().lines()
+    out, _ = _stream(_write(tmp_path, lines[:2] + ["", "   "] + lines[2:]), 1 << 20)
+    assert [op["line"] for op in out["ops"]][:3] == [1, 2, 5]
+
+
+def test_a_torn_last_line_is_skipped_a_torn_middle_line_is_an_error(tmp_path):
+    lines = _history().lines()
+    _, warnings = _stream(_write(tmp_path, lines + ['{"index": 99, "ti']), 1 << 20)
+    assert warnings == [str(len(lines) + 1)]
+    with pytest.raises(BadLine, match=r"^line 3: not a JSON op"):
+        _stream(_write(tmp_path, lines[:2] + ['{"index": 99, "ti'] + lines[2:]), 1 << 20)
+
+
+def test_an_index_going_backwards_is_an_error_naming_its_line(tmp_path):
+    lines = _history().lines()
+    lines[3] = json.dumps(dict(json.loads(lines[3]), index=0))
+    with pytest.raises(HistoryError, match=r"line 4: index 0 is not above the previous op's 2"):
+        read_lines(_write(tmp_path, lines), lambda tables: None)
+
+
+def test_a_second_invoke_before_the_completion_is_an_error_naming_its_line(tmp_path):
+    h = HistoryBuilder()
+    h.op(0, "invoke", "send", {"topic": "t0", "value": 1})
+    h.op(0, "invoke", "send", {"topic": "t0", "value": 2})
+    with pytest.raises(BadLine, match=r"^line 2: a second invoke of process 0 before the first completed"):
+        _stream(_write(tmp_path, h.lines()), 1 << 20)
+
+
+def test_a_field_of_another_json_type_is_null_on_the_fast_and_the_slow_path(tmp_path):
+    h = HistoryBuilder()
+    h.op(0, "invoke", "send", {"topic": "t0", "value": "seventeen"})
+    fast = flatten(parse(Chunk(1, (h.lines()[0] + "\n").encode(), True)), last=True).ops.to_pylist()
+    slow = flatten(parse(Chunk(1, (h.lines()[0] + "\n" + "{torn").encode(), True)), last=True).ops.to_pylist()
+    assert fast == slow and fast[0]["value"] is None and fast[0]["topic"] == "t0"
