@@ -84,7 +84,8 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
 def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     """The results dict of a validated history."""
     tables = history.tables
-    stats = _stats(tables.ops)
+    by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.by_f.items())}
+    stats = {"ops": sum(n for types in by_f.values() for n in types.values()), "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
     ordering_rows, undelivered = ordering_anomalies(tables)
     rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
@@ -124,15 +125,6 @@ def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivere
         "warnings": list(history.warnings),
         "history": str(history.source),
     }
-
-
-def _stats(ops: DataFrame) -> dict[str, Any]:
-    by_f: dict[str, dict[str, int]] = {}
-    total = 0
-    for r in ops.groupBy("f", "type").count().collect():
-        by_f.setdefault(r["f"], {})[r["type"]] = r["count"]
-        total += r["count"]
-    return {"ops": total, "by_f": dict(sorted(by_f.items()))}
 
 
 def _summarise(rows: DataFrame) -> dict[str, Any]:

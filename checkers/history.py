@@ -13,7 +13,8 @@ from __future__ import annotations
 import json
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -64,6 +65,7 @@ class History:
     source: Path
     parquet: Path
     warnings: tuple[str, ...]
+    by_f: dict[str, dict[str, int]]  # op counts by f and type
 
 
 def history_file(path: Path) -> Path:
@@ -80,10 +82,11 @@ def load_history(spark: SparkSession, source: Path, parquet: Path) -> History:
     stamp = _stamp(source)
     marker = _read_marker(parquet)
     if marker is None or marker.get("stamp") != stamp:
-        warnings = _convert(source, parquet)
-        (parquet / _MARKER).write_text(json.dumps({"stamp": stamp, "warnings": warnings}))
+        read = _convert(source, parquet)
+        warnings, by_f = read.warnings, read.by_f
+        (parquet / _MARKER).write_text(json.dumps({"stamp": stamp, "warnings": warnings, "by_f": by_f}))
     else:
-        warnings = marker.get("warnings", [])
+        warnings, by_f = marker.get("warnings", []), marker.get("by_f", {})
 
     def part(name: str, columns: tuple[str, ...]) -> DataFrame:
         if not (parquet / name).is_dir():  # no row of that kind was written
@@ -92,7 +95,7 @@ def load_history(spark: SparkSession, source: Path, parquet: Path) -> History:
 
     tables = Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
                     records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS))
-    return History(tables=tables, source=source, parquet=parquet, warnings=tuple(warnings))
+    return History(tables=tables, source=source, parquet=parquet, warnings=tuple(warnings), by_f=by_f)
 
 
 def _stamp(source: Path) -> dict[str, int | str]:
@@ -119,19 +122,30 @@ def tables_of(spark: SparkSession, flat: Flat) -> Tables:
                   records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS))
 
 
-def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> list[str]:
+@dataclass
+class Read:
+    """What streaming a history gave besides its tables."""
+
+    warnings: list[str] = field(default_factory=list)
+    by_f: dict[str, dict[str, int]] = field(default_factory=dict)  # op counts by f and type
+
+
+def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Read:
     """Stream `source` through checkers.ingest and checkers.pairing into `write` (tables by
-    Parquet directory), chunk by chunk; the warnings."""
-    warnings = []
+    Parquet directory), chunk by chunk."""
+    read = Read()
     pairing = Pairing()
     try:
         for chunk in chunks(source):
             flat = flatten(parse(chunk), last=chunk.last)
-            warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
+            read.warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
+            for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
+                by_type = read.by_f.setdefault(row["f"], {})
+                by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
             write({_OPS: flat.ops, _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: pairing.sends(flat.ops)})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
-    return warnings
+    return read
 
 
 def _by_f(table: pa.Table) -> list[pa.Table]:
@@ -142,7 +156,7 @@ def _by_f(table: pa.Table) -> list[pa.Table]:
     return [table.filter(pc.equal(table["f"], f)) for f in pc.unique(table["f"]).to_pylist() if f is not None]
 
 
-def _convert(source: Path, parquet: Path) -> list[str]:
+def _convert(source: Path, parquet: Path) -> Read:
     if parquet.exists():
         shutil.rmtree(parquet)
     parquet.mkdir(parents=True)
@@ -158,11 +172,25 @@ def _convert(source: Path, parquet: Path) -> list[str]:
             for group in _by_f(table):
                 writers[name].write_table(group)
 
+    # One chunk is written while the next is parsed (Arrow lets go of the GIL); one at a
+    # time, so that memory holds two chunks at most.
+    pending: list[Future] = []
+
+    def write_behind(tables: dict[str, pa.Table]) -> None:
+        if pending:
+            pending.pop().result()
+        pending.append(pool.submit(write, tables))
+
     try:
-        return read_lines(source, write)
+        try:
+            with ThreadPoolExecutor(max_workers=1, thread_name_prefix="ordeal-parquet") as pool:
+                read = read_lines(source, write_behind)
+                if pending:
+                    pending.pop().result()
+        finally:
+            for writer in writers.values():
+                writer.close()
     except HistoryError:
         shutil.rmtree(parquet, ignore_errors=True)
         raise
-    finally:
-        for writer in writers.values():
-            writer.close()
+    return read

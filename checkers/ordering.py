@@ -76,11 +76,11 @@ def delivered_blocks(blocks: DataFrame) -> DataFrame:
     )
 
 
-def heights(ops: DataFrame, blocks: DataFrame) -> DataFrame:
+def heights(ops: DataFrame, chain: DataFrame) -> DataFrame:
     """Each OSN's height per channel (highest delivered number + 1, 0 for none), and its last deliver."""
     delivers = (ops.filter((F.col("f") == "deliver") & (F.col("type") == "ok"))
                 .groupBy(*CHAIN).agg(F.max("index").alias("index")))
-    top = blocks.groupBy(*CHAIN).agg((F.max("number") + 1).alias("height"))
+    top = chain.groupBy(*CHAIN).agg((F.max("number") + 1).alias("height"))
     return (delivers.join(top, CHAIN, "left")
             .select(*CHAIN, F.coalesce("height", F.lit(0)).alias("height"), "index"))
 
@@ -143,7 +143,7 @@ def tx_summary(chain: DataFrame, broadcasts: DataFrame, ours: DataFrame) -> Data
     distinct blocks (one held alike by several OSNs counts once) it is, whether a broadcast
     of it was answered SUCCESS, and whether this history broadcast it at all (`ours`).
     Distinct blocks keep this to about one chain's worth of txs."""
-    blocks = chain.select("channel", "number", "hash", "txs").distinct()
+    blocks = chain.groupBy("channel", "number", "hash").agg(F.first("txs").alias("txs"))
     placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
     kind = F.col("kind")
     return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("kind")))
@@ -207,7 +207,7 @@ def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     """
     chain = delivered_blocks(tables.blocks).persist()
     txs = chain_txs(chain)
-    height = heights(tables.ops, tables.blocks)
+    height = heights(tables.ops, chain)
     broadcasts = successful_broadcasts(tables.ops)
     summary = tx_summary(chain, broadcasts, broadcast_txs(tables.ops)).persist()
     rows = (block_forks(chain)
