@@ -2,11 +2,11 @@
 
 Generates (once, with a seed, in a child process so its memory is not counted) a
 valid Kafka-log plus ordering history per size, then times `check_history`: cold
-(JSON -> Parquet conversion, validation and every checker) and warm (the Parquet copy
-reused, as a re-check does), warm `--repeat` times. Prints seconds, ops/s, the JVM's
-CPU seconds and the load average (the machine may be shared: CPU seconds say what the
-check cost when wall time is inflated by others), the verdict, the Python driver's
-peak RSS and the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
+(the history streamed into Parquet by Arrow in this Python process, then every checker
+in Spark's JVM) and warm (the Parquet copy reused, as a re-check does), warm `--repeat`
+times. Prints seconds, ops/s, the CPU seconds of the JVM and of this process, and the
+load average (the machine may be shared: CPU seconds say what the check cost when wall
+time is inflated by others), the verdict, this process's peak RSS and the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
 """
 from __future__ import annotations
 
@@ -76,12 +76,13 @@ def main() -> int:
                   f"in {time.perf_counter() - started:.1f} s")
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
         for label in ["cold (convert + check)"] + ["warm (Parquet reused)"] * args.repeat:
-            started, cpu = time.perf_counter(), _jvm_cpu_seconds(spark)
+            started, cpu, own = time.perf_counter(), _jvm_cpu_seconds(spark), time.process_time()
             results = check_history(run, spark=spark)
-            seconds, cpu = time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu
+            seconds, cpu, own = (time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu,
+                                 time.process_time() - own)
             ops = results["stats"]["ops"]
             print(f"{ops:>11,} ops: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
-                  f"JVM CPU {cpu:6.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
+                  f"CPU JVM {cpu:6.1f} s, Python {own:5.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
                   f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
