@@ -158,11 +158,15 @@ def _arrow_read(data: bytes, starts: np.ndarray, ends: np.ndarray, text_lines: n
 
 def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,
                  numbers: np.ndarray) -> pa.Table:
-    """The lines `rows` read one by one; a line that is not a JSON object gives a row of nulls."""
+    """The lines `rows` read one by one; a line that is not a JSON object gives a row of nulls,
+    one of blanks none."""
     out = []
     for s, e, n in zip(starts[rows].tolist(), ends[rows].tolist(), numbers[rows].tolist()):
+        line = data[s:e]
+        if not line.strip():
+            continue
         try:
-            raw = json.loads(data[s:e])
+            raw = json.loads(line)
         except ValueError:
             raw = None
         if isinstance(raw, dict):

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 
 from checkers.history import Tables, tables_of
 from checkers.ingest import Chunk, flatten, parse

@@ -79,10 +79,12 @@ def test_sends_pair_across_chunks_and_take_the_value_from_their_invoke(tmp_path)
     assert [(s["type"], s["value"], s["invoke_index"]) for s in out["sends"]] == [("ok", 1, 0), ("info", 2, 2)]
 
 
-def test_blank_lines_are_skipped_and_do_not_shift_line_numbers(tmp_path):
+@pytest.mark.parametrize("odd", [[], ['{"index": 100, "time": 1, "process": 5, "type": "invoke", "f": "send", '
+                                       '"value": {"topic": 3}}']], ids=["arrow", "json-module"])
+def test_blank_lines_are_skipped_and_do_not_shift_line_numbers(tmp_path, odd):
     lines = _history().lines()
-    out, _ = _stream(_write(tmp_path, lines[:2] + ["", "   "] + lines[2:]), 1 << 20)
-    assert [op["line"] for op in out["ops"]][:3] == [1, 2, 5]
+    out, _ = _stream(_write(tmp_path, lines[:2] + ["", "   ", "\r"] + lines[2:] + odd), 1 << 20)
+    assert [op["line"] for op in out["ops"]][:3] == [1, 2, 6]
 
 
 def test_a_torn_last_line_is_skipped_a_torn_middle_line_is_an_error(tmp_path):
