@@ -35,7 +35,7 @@ _LOCAL_ONLY: dict[str, str] = {
 def local_cores(master: str) -> int:
     """The worker threads of a local master: local, local[N], local[*], local[N,F]."""
     inside = master[len("local["):-1].split(",")[0] if master.startswith("local[") else "1"
-    return (os.cpu_count() or 1) if inside == "*" else int(inside)
+    return int(inside) if inside.isdigit() else os.cpu_count() or 1  # "*" (Spark rejects the rest)
 
 
 def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") -> SparkSession:

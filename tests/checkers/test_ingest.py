@@ -116,3 +116,4 @@ def test_a_field_of_another_json_type_is_null_on_the_fast_and_the_slow_path(tmp_
     fast = flatten(parse(Chunk(1, (h.lines()[0] + "\n").encode(), True)), last=True).ops.to_pylist()
     slow = flatten(parse(Chunk(1, (h.lines()[0] + "\n" + "{torn").encode(), True)), last=True).ops.to_pylist()
     assert fast == slow and fast[0]["value"] is None and fast[0]["topic"] == "t0"
+
