@@ -27,14 +27,23 @@ class UntilOk:
     the runner has given up on it). While some are out and none is queued it answers
     Pending; exhausted once all were ok."""
 
-    def __init__(self, ops: list[Op], stale_after: float):
+    def __init__(self, ops: list[Op], stale_after: float, first: list[Op] | None = None):
         self._lock = threading.Lock()
         self._todo: deque[Op] = deque(ops)
         self._out: dict[str, tuple[Op, int]] = {}  # key -> (op, when it was handed out)
         self._stale = int(stale_after * NS)
+        # Asked once each, whatever their outcome, before any of `ops`.
+        self._first: deque[Op] = deque(first or [])
+        self._first_out: set[str] = set()
 
     def op(self, ctx: Context) -> Answer:
         with self._lock:
+            if self._first:
+                op = self._first.popleft()
+                self._first_out.add(_key(op["value"]))
+                return {**op, "value": dict(op["value"])}
+            if self._first_out:
+                return Pending(ctx.now + NS // 10)
             for key, (op, since) in list(self._out.items()):
                 if ctx.now - since > self._stale:
                     del self._out[key]
@@ -51,6 +60,9 @@ class UntilOk:
     def completed(self, value: Any, ok: bool) -> None:
         """The client's report for the final op whose invoke value was `value`."""
         with self._lock:
+            if _key(value) in self._first_out:
+                self._first_out.discard(_key(value))
+                return
             out = self._out.pop(_key(value), None)
             if out is not None and not ok:
                 self._todo.append(out[0])
@@ -63,8 +75,8 @@ class FinalReports:
     def __init__(self) -> None:
         self.current: UntilOk | None = None
 
-    def start(self, ops: list[Op], stale_after: float) -> UntilOk:
-        self.current = UntilOk(ops, stale_after)
+    def start(self, ops: list[Op], stale_after: float, first: list[Op] | None = None) -> UntilOk:
+        self.current = UntilOk(ops, stale_after, first)
         return self.current
 
     def completed(self, value: Any, ok: bool) -> None:

@@ -102,6 +102,8 @@ class OrderingClient:
         f, value = op["f"], op["value"]
         if value.get("osn") not in self.addresses:
             return {"type": FAIL, "value": value, "error": "unknown-osn"}
+        if f == "broadcast" and value.get("final"):
+            return self.finals.answer(value, self.broadcast)
         if f == "broadcast":
             return self.broadcast(value)
         if f == "deliver" and value.get("final"):
@@ -199,8 +201,15 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
         return OrderingOps(opts, channels, osns, token, cursors, rng)
 
     def final_generator() -> UntilOk:
+        # A Kafka-based OSN posts a batch's time-to-cut once: when that failed (the channel's
+        # partition had too few replicas) the batch waits for the next broadcast of its
+        # channel, as in Fabric v1.x. One broadcast per channel, before the final delivers,
+        # gives every channel that next message, so no acknowledged tx is left uncut.
+        nudges = [{"f": "broadcast", "value": {"channel": c, "osn": osns[0], "tx": f"tx-{token}-final-{c}",
+                                               "final": True}} for c in channels]
         return finals.start([{"f": "deliver", "value": {"channel": c, "osn": o, "from": 0, "final": True}}
-                             for c in channels for o in osns], stale_after=opts.final_deliver_timeout + 5)
+                             for c in channels for o in osns], stale_after=opts.final_deliver_timeout + 5,
+                            first=nudges)
 
     return Workload(name="ordering", client=OrderingClient(opts, cursors, finals), generator=generator,
                     final_generator=final_generator)

@@ -90,8 +90,16 @@ def test_ordering_delivers_start_at_block_zero_before_anything_was_read():
     assert all(op["f"] == "deliver" and op["value"]["from"] == 0 for op in ops(w.generator(random.Random(5)), 20))
 
 
-def test_ordering_final_reads_deliver_every_channel_from_every_osn_from_block_zero():
-    finals = drain(workload_factory("ordering")({}, VARIANT).final_generator())
+def test_ordering_final_reads_nudge_each_channel_once_then_deliver_every_channel_from_every_osn_from_block_zero():
+    gen = workload_factory("ordering")({}, VARIANT).final_generator()
+    nudges = drain(gen)
+    assert [(op["f"], op["value"]["channel"], op["value"]["final"]) for op in nudges] == [
+        ("broadcast", "ch0", True), ("broadcast", "ch1", True)]
+    assert drain(gen) == []  # the delivers wait for the nudges' completions
+    gen.completed(nudges[0]["value"], ok=False)  # whatever the outcome: asked once
+    assert drain(gen) == []
+    gen.completed(nudges[1]["value"], ok=True)
+    finals = drain(gen)
     assert {(op["value"]["channel"], op["value"]["osn"]) for op in finals} == {
         (c, o) for c in ("ch0", "ch1") for o in ("osn1", "osn2", "osn3")}
     assert all(op["f"] == "deliver" and op["value"]["from"] == 0 for op in finals)
