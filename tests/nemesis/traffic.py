@@ -20,6 +20,18 @@ def create_topic(cluster, topic: str, config: dict[str, str] | None = None) -> N
                                         config={"min.insync.replicas": str(k.min_insync_replicas), **(config or {})})],
                               operation_timeout=30, request_timeout=30)[topic]
     fut.result(timeout=35)
+    # The controller has it; a broker answering metadata may not yet: wait until one names its leader.
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if partition_state(cluster, topic).leader is not None:
+                return
+        except Exception:  # noqa: BLE001 - not in that broker's metadata yet
+            if time.monotonic() > deadline:
+                raise
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{topic}/0 has no leader 30 s after it was created")
+        time.sleep(0.2)
 
 
 class Writer:

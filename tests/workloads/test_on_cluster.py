@@ -150,6 +150,8 @@ def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
             answer = invoke(client, "broadcast", op["value"])
             assert answer == {"type": OK, "value": {**op["value"], "status": "SUCCESS"}}, answer
         final = ordering.final_generator()
+        nudges = [invoke(client, op["f"], op["value"]) for op in final_ops(final)]  # one broadcast per channel
+        assert [n["value"].get("status") for n in nudges] == ["SUCCESS"] * len(cluster.variant.orderer.channels), nudges
         delivers = [invoke(client, op["f"], op["value"]) for op in final_ops(final)]
     finally:
         client.close()
