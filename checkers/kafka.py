@@ -23,8 +23,9 @@ from checkers.history import Tables
 TP = ["topic", "partition"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
-# Where an observation of a (topic, partition, offset, value) comes from.
-ACK, POLL, FINAL = "ack", "poll", "final"
+# Where an observation of a (topic, partition, offset, value) comes from: one bit each, so
+# that the sources of a cell fold into one integer (a cheap aggregate).
+ACK, POLL, FINAL = 1, 2, 4
 
 
 def send_completions(sends: DataFrame) -> DataFrame:
@@ -72,9 +73,10 @@ def cells(seen: DataFrame) -> DataFrame:
 
     The one aggregation over every observation: what follows works on its (far fewer) rows.
     """
-    return (seen.groupBy(*TP, "offset", "value")
-            .agg(_any(F.col("source") == ACK).alias("acked"), _any(F.col("source") == POLL).alias("polled"),
-                 _any(F.col("source") == FINAL).alias("final")))
+    sources = F.col("sources")
+    return (seen.groupBy(*TP, "offset", "value").agg(F.bit_or("source").alias("sources"))
+            .select(*TP, "offset", "value", (sources.bitwiseAND(ACK) != 0).alias("acked"),
+                    (sources.bitwiseAND(POLL) != 0).alias("polled"), (sources.bitwiseAND(FINAL) != 0).alias("final")))
 
 
 def offset_summary(observed: DataFrame) -> DataFrame:
@@ -194,13 +196,15 @@ def realtime_order(acked: DataFrame) -> DataFrame:
     invoke) is then looked up for the few B found.
     """
     base = acked.filter(F.col("invoke_time").isNotNull())
-    event = [F.col("offset"), F.col("index"), F.col("invoke_index"), F.col("value")]
+    # Events carry only what the walk needs; the few sends found get their invoke back by index.
     events = base.select(*TP, F.explode(F.array(
-        F.struct(F.col("time").alias("t"), F.lit(1).alias("kind"), *event),
-        F.struct(F.col("invoke_time").alias("t"), F.lit(0).alias("kind"), *event))).alias("e")).select(*TP, "e.*")
+        F.struct(F.col("time").alias("t"), F.lit(1).alias("kind"), "offset", "index"),
+        F.struct(F.col("invoke_time").alias("t"), F.lit(0).alias("kind"), "offset", "index"))).alias("e")
+    ).select(*TP, "e.*")
     in_time = Window.partitionBy(*TP).orderBy("t", "kind").rowsBetween(Window.unboundedPreceding, 0)
     walked = events.withColumn("before", F.max(F.when(F.col("kind") == 1, F.col("offset"))).over(in_time))
-    later = walked.filter((F.col("kind") == 0) & (F.col("before") > F.col("offset"))).drop("kind")
+    found = walked.filter((F.col("kind") == 0) & (F.col("before") > F.col("offset"))).select("index", "t", "before")
+    later = base.select(*TP, "offset", "index", "invoke_index", "value").join(F.broadcast(found), "index")
     earlier = base.select(*TP, F.col("offset").alias("before"), F.col("time").alias("done"),
                            F.struct(F.col("offset"), F.col("index"), F.col("value")).alias("ack"))
     bad = (earlier.join(F.broadcast(later), [*TP, "before"]).filter(F.col("done") < F.col("t"))

@@ -64,15 +64,19 @@ def data_hash(data: Column) -> Column:
 
 
 def delivered_blocks(blocks: DataFrame) -> DataFrame:
-    """One row per block an OSN delivered for a channel, with the delivers that carried it (Tables.blocks)."""
+    """One row per block an OSN delivered for a channel, with the first deliver that carried it
+    (Tables.blocks).
+
+    Every field is a grouping key, so that Spark deduplicates the many deliveries of a
+    block by hashing, not by sorting them. Should an OSN deliver one (number, hash) with
+    different contents, each variant is a row: a fork or a broken chain shows in them.
+    """
     return (
         blocks.select("index", *CHAIN, "number", _hex(F.col("hash")).alias("hash"),
                       _hex(F.col("previous_hash")).alias("previous_hash"),
                       _hex(F.col("data_hash")).alias("data_hash"), "txs", "data")
-        .groupBy(*CHAIN, "number", "hash")
-        .agg(F.first("previous_hash").alias("previous_hash"), F.first("data_hash").alias("data_hash"),
-             F.first("txs").alias("txs"), F.first("data", ignorenulls=True).alias("data"),
-             F.min("index").alias("index"))
+        .groupBy(*CHAIN, "number", "hash", "previous_hash", "data_hash", "txs", "data")
+        .agg(F.min("index").alias("index"))
     )
 
 
@@ -111,7 +115,7 @@ def block_forks(chain: DataFrame) -> DataFrame:
 def broken_chains(chain: DataFrame) -> DataFrame:
     """A block whose previous_hash is not its predecessor's hash on the same OSN, or whose
     data_hash / header hash do not match its bytes (when it carries them)."""
-    w = Window.partitionBy(*CHAIN).orderBy("number", "hash")
+    w = Window.partitionBy(*CHAIN).orderBy("number", "hash", "index")
     linked = chain.select("*", F.lag("number").over(w).alias("prev_number"),
                           F.lag("hash").over(w).alias("prev_hash"),
                           F.lag("index").over(w).alias("prev_index"))
@@ -143,7 +147,7 @@ def tx_summary(chain: DataFrame, broadcasts: DataFrame, ours: DataFrame) -> Data
     distinct blocks (one held alike by several OSNs counts once) it is, whether a broadcast
     of it was answered SUCCESS, and whether this history broadcast it at all (`ours`).
     Distinct blocks keep this to about one chain's worth of txs."""
-    blocks = chain.groupBy("channel", "number", "hash").agg(F.first("txs").alias("txs"))
+    blocks = chain.select("channel", "number", "hash", "txs").distinct()
     placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
     kind = F.col("kind")
     return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("kind")))
@@ -162,9 +166,9 @@ def duplicate_txs(txs: DataFrame, summary: DataFrame) -> DataFrame:
     """
     suspects = summary.filter((F.col("places") > 1) & (F.col("ours") == 1))
     bad = (_under(txs, suspects, ["channel", "tx"]).groupBy(*CHAIN, "tx")
-           .agg(F.count("*").alias("n"), F.sort_array(F.collect_list(F.struct("number", "pos"))).alias("at"),
+           .agg(F.sort_array(F.collect_set(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
-           .filter(F.col("n") > 1))
+           .filter(F.size("at") > 1))
     return anomaly_rows(bad, "duplicate-tx", F.slice(F.array_sort("indices"), 1, _EVIDENCE_PER_ROW),
                         F.struct("channel", "osn", "tx", F.slice("at", 1, 5).alias("at")))
 
