@@ -29,11 +29,15 @@ from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUM
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
-# 4: read by checkers.ingest, paired by checkers.pairing, row groups of one f each.
-_CACHE_FORMAT = 4
+# 5: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column.
+_CACHE_FORMAT = 5
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
-_SCHEMAS = {_OPS: OPS, _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
+_SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
+# Dictionary encoding pays for the few-valued text columns only (names, not ids or hashes);
+# statistics only for the columns Spark's filters skip row groups by.
+_WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status"],
+                      write_statistics=["f", "type", "index"])
 
 
 class HistoryError(ValueError):
@@ -168,8 +172,9 @@ def _convert(source: Path, parquet: Path) -> Read:
                 continue
             if name not in writers:
                 (parquet / name).mkdir()
-                writers[name] = pq.ParquetWriter(parquet / name / "part-0.parquet", _SCHEMAS[name])
-            for group in _by_f(table):
+                writers[name] = pq.ParquetWriter(parquet / name / "part-0.parquet", _SCHEMAS[name],
+                                                 **_WRITE_OPTIONS)
+            for group in _by_f(table.select(_SCHEMAS[name].names)):
                 writers[name].write_table(group)
 
     # One chunk is written while the next is parsed (Arrow lets go of the GIL); one at a

@@ -53,11 +53,19 @@ class BadLine(ValueError):
 
 @dataclass(frozen=True)
 class Chunk:
-    """Whole lines of the file: `data`, whose first line is line `first_line`."""
+    """Whole lines of the file: `data`, whose first line is line `first_line`, holding
+    `newlines` line ends (counted when None)."""
 
     first_line: int
     data: bytes
     last: bool
+    newlines: int | None = None
+
+    @property
+    def lines(self) -> int:
+        """How many lines `data` holds (a last one without its end counts)."""
+        ends = self.data.count(b"\n") if self.newlines is None else self.newlines
+        return ends + (bool(self.data) and not self.data.endswith(b"\n"))
 
 
 @dataclass
@@ -71,28 +79,42 @@ class Flat:
 
 
 def chunks(path: Path, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
-    """The file in chunks of about `size` bytes, each ending at a line's end (a longer line is one chunk)."""
-    line, rest = 1, b""
+    """The file in chunks of about `size` bytes, each ending at a line's end (a longer line is one chunk).
+
+    A chunk's bytes are copied once: the part of a line read past its end is read
+    again with the next chunk rather than carried over.
+    """
+    line = 1
     with open(path, "rb") as f:
         total = os.fstat(f.fileno()).st_size
-        while True:
-            block = f.read(size)
-            data = rest + block
-            if not block:
-                if data:
-                    yield Chunk(line, data, True)
+        at = 0
+        while at < total:
+            data = f.read(min(size, total - at))
+            if not data:  # the file shrank under us
                 return
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line ends here yet: read on
-                rest = data
-                continue
-            data, rest = data[:cut], data[cut:]
-            yield Chunk(line, data, not rest and f.tell() >= total)
-            line += data.count(b"\n")
+            if at + len(data) < total:
+                cut = data.rfind(b"\n") + 1
+                if cut == 0:  # no line ends here yet: the chunk is this line, whole
+                    data += f.readline()
+                elif cut < len(data):
+                    data = data[:cut]
+                    f.seek(at + cut)
+            at += len(data)
+            newlines = data.count(b"\n")
+            yield Chunk(line, data, at >= total, newlines)
+            line += newlines
 
 
 def parse(chunk: Chunk) -> pa.Table:
-    """The chunk's lines as OP rows plus `line`, one per line that is not blank, in line order."""
+    """The chunk's lines as OP rows plus `line`, one per line that is not blank, in line order.
+
+    Most chunks hold client ops only, every line filled: Arrow reads them whole, and
+    nothing needs to know where each line starts. The others are cut into lines first.
+    """
+    if chunk.data.find(_NEMESIS_MARK) < 0:
+        table = _arrow_whole(chunk)
+        if table is not None:
+            return table
     buf = np.frombuffer(chunk.data, dtype=np.uint8)
     ends = np.flatnonzero(buf == 10)
     if not len(ends) or ends[-1] != len(buf) - 1:
@@ -142,18 +164,39 @@ def _arrow_read(data: bytes, starts: np.ndarray, ends: np.ndarray, text_lines: n
         firsts, lasts = idx[np.concatenate(([0], breaks + 1))], idx[np.concatenate((breaks, [len(idx) - 1]))]
         text = b"\n".join(data[s:e] for s, e in zip(starts[firsts].tolist(), ends[lasts].tolist()))
     longest = int((ends[rows] - starts[rows]).max()) + 2
-    options = pj.ReadOptions(use_threads=True, block_size=max(_BLOCK_BYTES, longest))
+    table = _read_json(text, max(_BLOCK_BYTES, longest))
+    if table is None or table.num_rows != int(rows.sum()):  # lines and rows do not match up
+        return None
+    return _numbered(table, numbers[rows])
+
+
+def _arrow_whole(chunk: Chunk) -> pa.Table | None:
+    """Every line of the chunk read by Arrow at once, or None when it refuses one, or skips one
+    (a blank line), or a line is longer than a block."""
+    if not chunk.data:
+        return None
+    table = _read_json(chunk.data, _BLOCK_BYTES)
+    lines = chunk.lines
+    if table is None or table.num_rows != lines:
+        return None
+    return _numbered(table, chunk.first_line + np.arange(lines, dtype=np.int64))
+
+
+def _read_json(text: bytes, block_size: int) -> pa.Table | None:
+    options = pj.ReadOptions(use_threads=True, block_size=block_size)
     try:
-        table = pj.read_json(io.BytesIO(text), read_options=options,
-                             parse_options=pj.ParseOptions(explicit_schema=CLIENT_OP,
-                                                           unexpected_field_behavior="ignore"))
+        return pj.read_json(io.BytesIO(text), read_options=options,
+                            parse_options=pj.ParseOptions(explicit_schema=CLIENT_OP,
+                                                          unexpected_field_behavior="ignore"))
     except pa.ArrowInvalid:
         return None
-    if table.num_rows != int(rows.sum()):  # lines and rows do not match up: read them one by one
-        return None
+
+
+def _numbered(table: pa.Table, numbers: np.ndarray) -> pa.Table:
+    """Arrow's rows with the process as text, numbered with their lines."""
     table = table.set_column(table.schema.get_field_index("process"), "process",
                              pc.cast(table["process"], pa.string()))
-    return table.add_column(0, "line", pa.array(numbers[rows], pa.int64())).combine_chunks()
+    return table.add_column(0, "line", pa.array(numbers, pa.int64())).combine_chunks()
 
 
 def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray,

@@ -24,6 +24,7 @@ SENDS = pa.schema([OPS.field(c) for c in ("process", "index", "time", "type", "t
                                            "value")]
                   + [pa.field("invoke_index", pa.int64()), pa.field("invoke_time", pa.int64())])
 SEND_COLUMNS = tuple(SENDS.names)
+_USED = ["line", "process", "type", "f", "index", "time", "topic", "partition", "offset", "value"]
 
 
 class Pairing:
@@ -38,7 +39,7 @@ class Pairing:
         """The send completions of `ops` (SENDS): topic and value taken from the invoke when the
         completion omits them, invoke_index and invoke_time from the invoke."""
         self._check_order(ops)
-        client = ops.filter(pc.not_equal(ops["process"], NEMESIS))
+        client = ops.select(_USED).filter(pc.not_equal(ops["process"], NEMESIS))
         if client.num_rows == 0:
             return SENDS.empty_table()
         rows = client.take(pc.sort_indices(client, [("process", "ascending"), ("line", "ascending")])).combine_chunks()
