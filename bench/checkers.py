@@ -6,7 +6,12 @@ valid Kafka-log plus ordering history per size, then times `check_history`: cold
 in Spark's JVM) and warm (the Parquet copy reused, as a re-check does), warm `--repeat`
 times. Prints seconds, ops/s, the CPU seconds of the JVM and of this process, and the
 load average (the machine may be shared: CPU seconds say what the check cost when wall
-time is inflated by others), the verdict, this process's peak RSS and the JVM's. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000]
+time is inflated by others), the verdict, this process's peak RSS and the JVM's.
+
+A shared machine's speed drifts by more than the effects measured here: a fixed
+reference loop is timed before and after, so that runs of different days compare.
+`--fresh` also times the largest size as a user's first `ordeal check` meets it: a new
+process, a new JVM, no Parquet copy. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh]
 """
 from __future__ import annotations
 
@@ -50,6 +55,26 @@ def _jvm_cpu_seconds(spark) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def _reference_seconds() -> float:
+    """CPU seconds of a fixed pure-Python loop: this machine's speed at the moment."""
+    started = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.process_time() - started
+
+
+def _fresh_check(run: Path, master: str) -> float:
+    """Seconds of a first check of `run` in a new process (conversion included)."""
+    shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    code = ("import sys; from checkers.check import check_history; from checkers.session import spark_session; "
+            f"check_history({str(run)!r}, spark=spark_session({master!r}))")
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", code], check=True, stderr=subprocess.DEVNULL,
+                   cwd=Path(__file__).resolve().parent.parent)
+    return time.perf_counter() - started
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated op counts")
@@ -57,6 +82,7 @@ def main() -> int:
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ordeal-bench"))
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1, help="warm runs per size")
+    parser.add_argument("--fresh", action="store_true", help="also time a first check of the largest size in a new process")
     parser.add_argument("--generate", nargs=3, metavar=("N", "PATH", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -64,6 +90,7 @@ def main() -> int:
         generate_history(Path(path), int(n), seed=int(seed))
         return 0
 
+    print(f"reference loop: {_reference_seconds():.2f} CPU s (this machine's speed now; lower is faster)")
     spark = spark_session(args.spark_master, app_name="ordeal-bench")
     print(f"master {args.spark_master}, seed {args.seed}")
     for n in (int(s) for s in args.sizes.split(",")):
@@ -86,6 +113,11 @@ def main() -> int:
                   f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
+    if args.fresh:
+        spark.stop()
+        seconds = _fresh_check(run, args.spark_master)
+        print(f"{ops:>11,} ops: {'first check, new process':<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s")
+    print(f"reference loop: {_reference_seconds():.2f} CPU s")
     return 0
 
 

@@ -52,6 +52,20 @@ def test_chunks_end_at_line_ends_and_count_lines(tmp_path):
                                                for i in range(len(pieces))]
 
 
+def test_chunks_hold_the_whole_file_once_even_past_a_line_longer_than_a_chunk(tmp_path):
+    path = _write(tmp_path, _history().lines())
+    pieces = list(chunks(path, 10))  # every line is longer than a chunk
+    assert b"".join(c.data for c in pieces) == path.read_bytes()
+    assert [c.lines for c in pieces] == [1] * len(_history().lines())
+
+
+def test_lines_longer_than_an_arrow_block_give_the_same_rows(tmp_path, monkeypatch):
+    path = _write(tmp_path, _history().lines())
+    whole = _stream(path, 1 << 20)
+    monkeypatch.setattr("checkers.ingest._BLOCK_BYTES", 64)  # Arrow refuses a line longer than its block
+    assert _stream(path, 1 << 20) == whole
+
+
 def test_small_and_large_chunks_give_the_same_rows(tmp_path):
     path = _write(tmp_path, _history().lines())
     assert _stream(path, 64) == _stream(path, 1 << 20)
