@@ -69,7 +69,8 @@ def delivered_blocks(blocks: DataFrame) -> DataFrame:
 
     Every field is a grouping key, so that Spark deduplicates the many deliveries of a
     block by hashing, not by sorting them. Should an OSN deliver one (number, hash) with
-    different contents, each variant is a row: a fork or a broken chain shows in them.
+    different contents, each variant is a row, so that the hash checks see every variant
+    that carries its bytes (without them, variants under one header hash look alike).
     """
     return (
         blocks.select("index", *CHAIN, "number", _hex(F.col("hash")).alias("hash"),
