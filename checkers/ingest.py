@@ -37,6 +37,9 @@ from checkers.schema import BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, RECO
 CHUNK_BYTES = 32 * 2**20
 # Arrow parses a chunk in blocks on several threads; a block must hold whole lines.
 _BLOCK_BYTES = 4 * 2**20
+# Lines this long on average (ops are a few hundred bytes) mark a chunk that likely holds
+# one longer than a block.
+_LONG_LINE = _BLOCK_BYTES // 64
 _NOT_AN_OP = "not a JSON op with index, process, type and f"
 _NEMESIS_MARK = json.dumps(NEMESIS).encode()
 _INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
@@ -109,9 +112,11 @@ def parse(chunk: Chunk) -> pa.Table:
     """The chunk's lines as OP rows plus `line`, one per line that is not blank, in line order.
 
     Most chunks hold client ops only, every line filled: Arrow reads them whole, and
-    nothing needs to know where each line starts. The others are cut into lines first.
+    nothing needs to know where each line starts. The others are cut into lines first,
+    and so are chunks of long lines (final reads and delivers of whole logs): Arrow would
+    refuse a line longer than its block only after parsing much of the chunk.
     """
-    if chunk.data.find(_NEMESIS_MARK) < 0:
+    if chunk.data.find(_NEMESIS_MARK) < 0 and len(chunk.data) <= chunk.lines * _LONG_LINE:
         table = _arrow_whole(chunk)
         if table is not None:
             return table
