@@ -24,7 +24,8 @@ SENDS = pa.schema([OPS.field(c) for c in ("process", "index", "time", "type", "t
                                            "value")]
                   + [pa.field("invoke_index", pa.int64()), pa.field("invoke_time", pa.int64())])
 SEND_COLUMNS = tuple(SENDS.names)
-_USED = ["line", "process", "type", "f", "index", "time", "topic", "partition", "offset", "value"]
+# The op columns pairing reads: ordering, matching, and what SENDS keeps.
+_USED = ["line", "f", *(c for c in SEND_COLUMNS if c not in ("invoke_index", "invoke_time"))]
 
 
 class Pairing:
