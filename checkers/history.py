@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +23,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.ingest import BadLine, Flat, chunks, flatten, parse
+from checkers.ingest import BadLine, Chunk, Flat, chunks, flatten, parse
 from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
 from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
 
@@ -31,6 +32,8 @@ RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
 # 5: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column.
 _CACHE_FORMAT = 5
+# Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
+_PARSERS = 2
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
 _SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
@@ -134,19 +137,40 @@ class Read:
     by_f: dict[str, dict[str, int]] = field(default_factory=dict)  # op counts by f and type
 
 
+def _flat(chunk: Chunk) -> Flat:
+    return flatten(parse(chunk), last=chunk.last)
+
+
+def _in_order(pool: ThreadPoolExecutor, work: Callable[[Chunk], Flat], items: Iterator[Chunk],
+              ahead: int) -> Iterator[Flat]:
+    """work(item) for each item, in order, with up to `ahead` items worked on at once."""
+    pending: deque[Future] = deque()
+    for item in items:
+        pending.append(pool.submit(work, item))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
+
+
 def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Read:
     """Stream `source` through checkers.ingest and checkers.pairing into `write` (tables by
-    Parquet directory), chunk by chunk."""
+    Parquet directory), chunk by chunk.
+
+    Chunks are parsed two at a time (Arrow lets go of the GIL), so that a chunk's
+    single-threaded steps overlap the next one's parse; pairing takes them in order.
+    """
     read = Read()
     pairing = Pairing()
     try:
-        for chunk in chunks(source):
-            flat = flatten(parse(chunk), last=chunk.last)
-            read.warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
-            for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
-                by_type = read.by_f.setdefault(row["f"], {})
-                by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
-            write({_OPS: flat.ops, _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: pairing.sends(flat.ops)})
+        with ThreadPoolExecutor(max_workers=_PARSERS, thread_name_prefix="ordeal-parse") as pool:
+            for flat in _in_order(pool, _flat, chunks(source), _PARSERS):
+                read.warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
+                for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
+                    by_type = read.by_f.setdefault(row["f"], {})
+                    by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
+                write({_OPS: flat.ops, _RECORDS: flat.records, _BLOCKS: flat.blocks,
+                       _SENDS: pairing.sends(flat.ops)})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
     return read

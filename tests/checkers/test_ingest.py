@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.history import HistoryError, read_lines
+from checkers.history import _OPS, HistoryError, read_lines
 from checkers.ingest import BadLine, Chunk, chunks, flatten, parse
 from checkers.pairing import Pairing
 from checkers.synthetic import HistoryBuilder, make_chain
@@ -69,6 +69,20 @@ def test_lines_longer_than_an_arrow_block_give_the_same_rows(tmp_path, monkeypat
 def test_small_and_large_chunks_give_the_same_rows(tmp_path):
     path = _write(tmp_path, _history().lines())
     assert _stream(path, 64) == _stream(path, 1 << 20)
+
+
+def test_chunks_parsed_side_by_side_are_written_and_judged_in_line_order(tmp_path, monkeypatch):
+    h = HistoryBuilder()
+    for v in range(40):
+        h.send(v % 3, "t0", v, offset=v)
+    lines = h.lines()
+    monkeypatch.setattr("checkers.history.chunks", lambda path: chunks(path, 100))  # a line a chunk
+    written: list[int] = []
+    read_lines(_write(tmp_path, lines), lambda tables: written.extend(tables[_OPS]["line"].to_pylist()))
+    assert written == list(range(1, len(lines) + 1))
+    torn = lines[:10] + ['{"index": 99, "ti'] + lines[10:30] + ["not json"] + lines[30:]
+    with pytest.raises(HistoryError, match=r"line 11: not a JSON op"):
+        read_lines(_write(tmp_path, torn), lambda tables: None)
 
 
 def test_a_nemesis_value_of_any_shape_is_read_with_its_clashing_fields_null(tmp_path):
