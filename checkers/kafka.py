@@ -68,23 +68,49 @@ def _any(condition: Column) -> Column:
     return F.coalesce(F.max(condition.cast("int")), F.lit(0)) == 1
 
 
-def cells(seen: DataFrame) -> DataFrame:
-    """Distinct (topic, partition, offset, value) observations, and which sources saw each.
+def offset_summary(seen: DataFrame) -> DataFrame:
+    """Per (topic, partition, offset) observed (`observations`): the lowest and highest value seen
+    there, the sources that saw it, whether a final read holds it, and whether one value and
+    nothing else was seen there (`single`; true but where offsets are inconsistent, or where a
+    record lacks its value, topic, partition or offset).
 
     The one aggregation over every observation: what follows works on its (far fewer) rows.
     """
     sources = F.col("sources")
-    return (seen.groupBy(*TP, "offset", "value").agg(F.bit_or("source").alias("sources"))
-            .select(*TP, "offset", "value", (sources.bitwiseAND(ACK) != 0).alias("acked"),
-                    (sources.bitwiseAND(POLL) != 0).alias("polled"), (sources.bitwiseAND(FINAL) != 0).alias("final")))
+    single = (F.coalesce(F.col("low") == F.col("high"), F.lit(False)) & (F.col("n") == F.col("n_values"))
+              & F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("offset").isNotNull())
+    return (seen.groupBy(*TP, "offset")
+            .agg(F.min("value").alias("low"), F.max("value").alias("high"), F.bit_or("source").alias("sources"),
+                 F.count("*").alias("n"), F.count("value").alias("n_values"))
+            .select(*TP, "offset", "low", "high", "sources", (sources.bitwiseAND(FINAL) != 0).alias("final"),
+                    single.alias("single")))
 
 
-def offset_summary(observed: DataFrame) -> DataFrame:
-    """Per (topic, partition, offset) observed (`cells`): the lowest and highest value seen
-    there, and whether a final read holds it."""
-    return (observed.filter(F.col("offset").isNotNull())
-            .groupBy(*TP, "offset")
-            .agg(F.min("value").alias("low"), F.max("value").alias("high"), _any(F.col("final")).alias("final")))
+def _flags(rows: DataFrame) -> DataFrame:
+    sources = F.col("sources")
+    return rows.select(*TP, "offset", "value", (sources.bitwiseAND(ACK) != 0).alias("acked"),
+                       (sources.bitwiseAND(POLL) != 0).alias("polled"),
+                       (sources.bitwiseAND(FINAL) != 0).alias("final"))
+
+
+def cells(seen: DataFrame, offsets: DataFrame) -> DataFrame:
+    """Distinct (topic, partition, offset, value) observations, and which sources saw each.
+
+    Where one value and nothing else was seen at an offset (`offset_summary`: nearly
+    everywhere) its cell is that offset's row; the observations at the other offsets are
+    aggregated again. Whether there are any is asked first (of the summary's rows), so
+    that a history without them is not read twice.
+    """
+    plain = _flags(offsets.filter(F.col("single")).select(*TP, "offset", F.col("low").alias("value"), "sources"))
+    odd = offsets.filter(~F.col("single"))
+    if odd.isEmpty():
+        return plain
+    keys = odd.filter(F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("offset").isNotNull())
+    lacking = F.col("topic").isNull() | F.col("partition").isNull() | F.col("offset").isNull()
+    rows = seen.join(F.broadcast(keys.select(*TP, "offset", F.lit(True).alias("odd"))), [*TP, "offset"], "left")
+    again = (rows.filter(F.col("odd").isNotNull() | lacking)
+             .groupBy(*TP, "offset", "value").agg(F.bit_or("source").alias("sources")))
+    return plain.unionByName(_flags(again))
 
 
 def value_summary(observed: DataFrame, sends: DataFrame) -> DataFrame:
@@ -295,7 +321,7 @@ def poll_skips(sequences: DataFrame, offsets: DataFrame) -> DataFrame:
     """
     gaps = (sequences.filter(F.col("offset") > F.col("prev_offset") + 1)
             .withColumn("gap", F.monotonically_increasing_id()))
-    held = offsets.filter(F.col("final")).select(*TP, "offset")
+    held = offsets.filter(F.col("final") & F.col("offset").isNotNull()).select(*TP, "offset")
     span = (held.groupBy(*TP).agg(F.count("*").alias("held"), F.min("offset").alias("low"),
                                   F.max("offset").alias("high"))
             .withColumn("dense", F.col("held") == F.col("high") - F.col("low") + 1))
@@ -359,9 +385,8 @@ def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
     finals = final_records(tables.records)
     drained = final_partitions(ops)
     seen = observations(acked, polls, finals)
-    observed = cells(seen).persist()
-    offsets = offset_summary(observed).persist()
-    values = value_summary(observed, sends).persist()
+    offsets = offset_summary(seen).persist()
+    values = value_summary(cells(seen, offsets), sends).persist()
     runs = poll_runs(polls).persist()
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
     sequences = poll_sequences(ops, polls, runs).persist()

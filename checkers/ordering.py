@@ -143,29 +143,28 @@ def chain_txs(chain: DataFrame) -> DataFrame:
     return chain.select(*CHAIN, "number", "index", F.posexplode("txs").alias("pos", "tx"))
 
 
-def tx_summary(chain: DataFrame, broadcasts: DataFrame, ours: DataFrame) -> DataFrame:
-    """Per (channel, tx) broadcast or in a block: in how many places of the channel's
-    distinct blocks (one held alike by several OSNs counts once) it is, whether a broadcast
-    of it was answered SUCCESS, and whether this history broadcast it at all (`ours`).
-    Distinct blocks keep this to about one chain's worth of txs."""
+def tx_summary(chain: DataFrame, broadcasts: DataFrame) -> DataFrame:
+    """Per (channel, tx) broadcast with SUCCESS or in a block: in how many places of the
+    channel's distinct blocks (one held alike by several OSNs counts once) it is, and
+    whether a broadcast of it was answered SUCCESS. Distinct blocks keep this to about one
+    chain's worth of txs."""
     blocks = chain.select("channel", "number", "hash", "txs").distinct()
     placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
     kind = F.col("kind")
     return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("kind")))
-            .unionByName(ours.select("channel", "tx", F.lit(2).alias("kind")))
             .groupBy("channel", "tx")
-            .agg(F.sum((kind == 0).cast("int")).alias("places"), F.max((kind == 1).cast("int")).alias("broadcast"),
-                 F.max((kind == 2).cast("int")).alias("ours")))
+            .agg(F.sum((kind == 0).cast("int")).alias("places"), F.max((kind == 1).cast("int")).alias("broadcast")))
 
 
-def duplicate_txs(txs: DataFrame, summary: DataFrame) -> DataFrame:
-    """One tx id this history broadcast in more than one place of one OSN's chain.
+def duplicate_txs(txs: DataFrame, summary: DataFrame, ours: DataFrame) -> DataFrame:
+    """One tx id this history broadcast (`ours`) in more than one place of one OSN's chain.
 
     Twice in one OSN's chain means in two places of the distinct blocks: only those txs
     (`tx_summary`) are counted per OSN. A channel outlives a run on a reused cluster, so
     earlier runs' blocks are delivered too: their duplicates were those runs' to report.
     """
-    suspects = summary.filter((F.col("places") > 1) & (F.col("ours") == 1))
+    twice = summary.filter(F.col("places") > 1)
+    suspects = _under(ours, twice, ["channel", "tx"]).select("channel", "tx").distinct()
     bad = (_under(txs, suspects, ["channel", "tx"]).groupBy(*CHAIN, "tx")
            .agg(F.sort_array(F.collect_set(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
@@ -214,10 +213,10 @@ def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
     txs = chain_txs(chain)
     height = heights(tables.ops, chain)
     broadcasts = successful_broadcasts(tables.ops)
-    summary = tx_summary(chain, broadcasts, broadcast_txs(tables.ops)).persist()
+    summary = tx_summary(chain, broadcasts).persist()
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height))
-            .unionByName(duplicate_txs(txs, summary))
+            .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
             .unionByName(lagging_osns(height)))
     return rows, undelivered_channels(broadcasts, height)

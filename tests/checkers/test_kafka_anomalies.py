@@ -13,8 +13,8 @@ def _anomalies(tables, transform: str):
     finals = kafka.final_records(tables.records)
     drained = kafka.final_partitions(ops)
     seen = kafka.observations(acked, polls, finals)
-    observed = kafka.cells(seen)
-    offsets = kafka.offset_summary(observed)
+    offsets = kafka.offset_summary(seen)
+    observed = kafka.cells(seen, offsets)
     values = kafka.value_summary(observed, sends)
     runs = kafka.poll_runs(polls)
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
@@ -205,7 +205,7 @@ def test_info_send_seen_by_a_poll_counts_as_indeterminate_seen(ops_of):
     sends = kafka.send_completions(tables.sends)
     seen = kafka.observations(kafka.acks(sends), kafka.poll_records(tables.records),
                               kafka.final_records(tables.records))
-    assert kafka.indeterminate_seen(sends, kafka.value_summary(kafka.cells(seen), sends)).count() == 1
+    assert kafka.indeterminate_seen(sends, kafka.value_summary(kafka.cells(seen, kafka.offset_summary(seen)), sends)).count() == 1
 
 
 def test_acknowledged_value_no_poll_returned_is_unseen(ops_of, found):
@@ -222,3 +222,23 @@ def test_every_acknowledged_value_polled_leaves_nothing_unseen(ops_of, found):
     h.send(0, "t0", 1, offset=0)
     h.poll(7, "c1", [("t0", 0, 0, 1)])
     assert found(_anomalies(ops_of(h), "unseen")) == []
+
+
+def test_cells_are_the_distinct_observations_with_the_sources_that_saw_each(ops_of):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.send(0, "t0", 2, offset=1)
+    h.send(0, "t0", 3, offset=2)
+    h.poll(7, "c1", [("t0", 0, 0, 1), ("t0", 0, 1, 9), ("t0", 0, None, 4)])
+    h.final_read(9, "t0", 0, [(0, 1), (1, 2), (2, None)])
+    tables = ops_of(h)
+    seen = kafka.observations(kafka.acks(kafka.send_completions(tables.sends)), kafka.poll_records(tables.records),
+                              kafka.final_records(tables.records))
+    got = [tuple(r) for r in kafka.cells(seen, kafka.offset_summary(seen)).collect()]
+    # (partition, offset, value, acked, polled, final) on t0
+    assert sorted(got, key=str) == sorted([
+        ("t0", 0, 0, 1, True, True, True),
+        ("t0", 0, 1, 2, True, False, True), ("t0", 0, 1, 9, False, True, False),
+        ("t0", 0, 2, 3, True, False, False), ("t0", 0, 2, None, False, False, True),
+        ("t0", 0, None, 4, False, True, False),
+    ], key=str)

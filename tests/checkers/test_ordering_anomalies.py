@@ -11,12 +11,12 @@ def _anomalies(tables, transform: str):
     txs = ordering.chain_txs(chain)
     height = ordering.heights(ops, tables.blocks)
     broadcasts = ordering.successful_broadcasts(ops)
-    summary = ordering.tx_summary(chain, broadcasts, ordering.broadcast_txs(ops))
+    summary = ordering.tx_summary(chain, broadcasts)
     return {
         "block-fork": lambda: ordering.block_forks(chain),
         "broken-chain": lambda: ordering.broken_chains(chain),
         "lost-tx": lambda: ordering.lost_txs(broadcasts, summary, height),
-        "duplicate-tx": lambda: ordering.duplicate_txs(txs, summary),
+        "duplicate-tx": lambda: ordering.duplicate_txs(txs, summary, ordering.broadcast_txs(ops)),
         "lagging-osn": lambda: ordering.lagging_osns(height),
     }[transform]()
 
