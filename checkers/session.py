@@ -25,6 +25,9 @@ _DEFAULTS: dict[str, str] = {
     # A check compiles some 350 classes; with Spark's 100 kept, a re-check in the same
     # session compiles (and the JVM JIT-compiles) them all again.
     "spark.sql.codegen.cache.maxEntries": "2000",
+    # The checks group millions of distinct keys: the small first-level map in front of
+    # the main one (2^16 keys) only adds a miss per row (offset summary of 10M ops: -18%).
+    "spark.sql.codegen.aggregate.map.twolevel.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
 }
 
