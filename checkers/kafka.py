@@ -215,26 +215,16 @@ def unseen(acked: DataFrame, values: DataFrame, runs: DataFrame) -> DataFrame:
 def realtime_order(acked: DataFrame) -> DataFrame:
     """Send A completed before send B was invoked, same partition, yet offset(B) < offset(A).
 
-    One sort per partition: walk invokes and completions in time order keeping the
-    highest offset acknowledged so far; an invoke finding it above its own offset is
-    the anomaly. At equal times the invoke goes first, since A must complete strictly
-    before B starts. A itself (the latest-index ack at that offset completed before B's
-    invoke) is then looked up for the few B found.
+    One sort per partition, by offset from the highest down: B is the anomaly when the
+    earliest completion among the acks at higher offsets came before B's invoke, and
+    that ack is its A (strictly before: an ack completing at B's invoke time is concurrent).
     """
     base = acked.filter(F.col("invoke_time").isNotNull())
-    # Events carry only what the walk needs; the few sends found get their invoke back by index.
-    events = base.select(*TP, F.explode(F.array(
-        F.struct(F.col("time").alias("t"), F.lit(1).alias("kind"), "offset", "index"),
-        F.struct(F.col("invoke_time").alias("t"), F.lit(0).alias("kind"), "offset", "index"))).alias("e")
-    ).select(*TP, "e.*")
-    in_time = Window.partitionBy(*TP).orderBy("t", "kind").rowsBetween(Window.unboundedPreceding, 0)
-    walked = events.withColumn("before", F.max(F.when(F.col("kind") == 1, F.col("offset"))).over(in_time))
-    found = walked.filter((F.col("kind") == 0) & (F.col("before") > F.col("offset"))).select("index", "t", "before")
-    later = base.select(*TP, "offset", "index", "invoke_index", "value").join(F.broadcast(found), "index")
-    earlier = base.select(*TP, F.col("offset").alias("before"), F.col("time").alias("done"),
-                           F.struct(F.col("offset"), F.col("index"), F.col("value")).alias("ack"))
-    bad = (earlier.join(F.broadcast(later), [*TP, "before"]).filter(F.col("done") < F.col("t"))
-           .groupBy(*TP, "offset", "index", "invoke_index", "value").agg(F.max("ack").alias("before")))
+    above = Window.partitionBy(*TP).orderBy(F.col("offset").desc()).rangeBetween(Window.unboundedPreceding, -1)
+    done = F.when(F.col("time").isNotNull(), F.struct(F.col("time").alias("done"), "offset", "index", "value"))
+    bad = (base.select(*TP, "offset", "index", "invoke_index", "invoke_time", "value",
+                       F.min(done).over(above).alias("before"))
+           .filter(F.col("before.done") < F.col("invoke_time")))
     return anomaly_rows(
         bad, "realtime-order", F.array("before.index", "invoke_index", "index"),
         F.struct("topic", "partition",

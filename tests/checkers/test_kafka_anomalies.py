@@ -242,3 +242,28 @@ def test_cells_are_the_distinct_observations_with_the_sources_that_saw_each(ops_
         ("t0", 0, 2, 3, True, False, False), ("t0", 0, 2, None, False, False, True),
         ("t0", 0, None, 4, False, True, False),
     ], key=str)
+
+
+def test_realtime_order_flags_exactly_the_sends_an_earlier_completed_send_overtakes(ops_of, found):
+    import random
+    rng = random.Random(7)
+    h = HistoryBuilder()
+    open_sends: dict[int, tuple[int, int]] = {}  # process -> (value, invoke index)
+    acks = []  # (invoke time, completion time, offset, completion index)
+    for value in range(60):
+        process = rng.randrange(4)
+        if process in open_sends:
+            sent, invoked = open_sends.pop(process)
+            offset = rng.randrange(12)  # few offsets: many overtakes, some offsets shared
+            done = h.op(process, "ok", "send", {"topic": "t0", "value": sent, "partition": 0, "offset": offset})
+            acks.append((h.ops[invoked]["time"], h.ops[done]["time"], offset, done))
+        else:
+            open_sends[process] = (value, h.op(process, "invoke", "send", {"topic": "t0", "value": value}))
+    want = sorted(b_done for b_invoked, _, b_offset, b_done in acks
+                  if any(a_time < b_invoked and a_offset > b_offset for _, a_time, a_offset, _ in acks))
+    rows = found(_anomalies(ops_of(h), "realtime-order"))
+    assert want and sorted(r["evidence"][2] for r in rows) == want
+    by_index = {done: (time, offset) for _, time, offset, done in acks}
+    for r in rows:  # each names an A that completed before its B was invoked, at a higher offset
+        a_time, a_offset = by_index[r["evidence"][0]]
+        assert a_time < h.ops[r["evidence"][1]]["time"] and a_offset > r["example"]["later"]["offset"]
