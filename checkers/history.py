@@ -3,7 +3,8 @@
 The lines stream through checkers.ingest (the flat tables: one row per op, per record
 of an ok poll or final read, and per block of an ok deliver, checkers.schema; lines
 that cannot be ops are rejected) and checkers.pairing (each completion beside its
-invoke; the paired sends), chunk by chunk, into Parquet, so that no check parses JSON,
+invoke; the paired sends), chunk by chunk, into Parquet (sends and polls only as the
+sends and records they give), so that no check parses JSON,
 explodes nested arrays or pairs ops again. The driver never holds the history: one
 chunk of lines at a time. The Parquet copy is keyed by the source's size and mtime,
 so a re-check skips parsing and validation. Every rejection names the line.
@@ -30,10 +31,12 @@ from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUM
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
-# 5: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column.
-_CACHE_FORMAT = 5
+# 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
+# no send or poll ops.
+_CACHE_FORMAT = 6
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
+_OWN_TABLES = pa.array(["send", "poll"])
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
 _SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
@@ -51,7 +54,8 @@ class HistoryError(ValueError):
 class Tables:
     """A history as flat frames, what every checker takes.
 
-    ops: one row per usable op (checkers.schema.OP_COLUMNS: the value's scalar fields);
+    ops: one row per usable op but sends and polls, which are checked from their own
+    tables (checkers.schema.OP_COLUMNS: the value's scalar fields);
     sends: one row per send completion, with invoke_index and invoke_time of its invoke
     (topic and value taken from the invoke when the completion omits them);
     records: one row per record of an ok poll or final read (RECORD_COLUMNS);
@@ -125,8 +129,14 @@ def tables_of(spark: SparkSession, flat: Flat) -> Tables:
         df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], spark_schema(table.schema))
         return df.select(*columns)
 
-    return Tables(ops=frame(flat.ops, OP_COLUMNS), sends=frame(Pairing().sends(flat.ops), SEND_COLUMNS),
+    return Tables(ops=frame(_kept(flat.ops), OP_COLUMNS), sends=frame(Pairing().sends(flat.ops), SEND_COLUMNS),
                   records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS))
+
+
+def _kept(ops: pa.Table) -> pa.Table:
+    """The ops the checkers read as ops: all but sends and polls (most of a history, and
+    checked from the sends and records tables)."""
+    return ops.filter(pc.invert(pc.is_in(ops["f"], _OWN_TABLES)))
 
 
 @dataclass
@@ -169,7 +179,7 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
                 for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
                     by_type = read.by_f.setdefault(row["f"], {})
                     by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
-                write({_OPS: flat.ops, _RECORDS: flat.records, _BLOCKS: flat.blocks,
+                write({_OPS: _kept(flat.ops), _RECORDS: flat.records, _BLOCKS: flat.blocks,
                        _SENDS: pairing.sends(flat.ops)})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None

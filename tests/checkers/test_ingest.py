@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.history import _OPS, HistoryError, read_lines
+from checkers.history import _SENDS, HistoryError, read_lines
 from checkers.ingest import BadLine, Chunk, chunks, flatten, parse
 from checkers.pairing import Pairing
 from checkers.synthetic import HistoryBuilder, make_chain
@@ -78,8 +78,8 @@ def test_chunks_parsed_side_by_side_are_written_and_judged_in_line_order(tmp_pat
     lines = h.lines()
     monkeypatch.setattr("checkers.history.chunks", lambda path: chunks(path, 100))  # a line a chunk
     written: list[int] = []
-    read_lines(_write(tmp_path, lines), lambda tables: written.extend(tables[_OPS]["line"].to_pylist()))
-    assert written == list(range(1, len(lines) + 1))
+    read_lines(_write(tmp_path, lines), lambda tables: written.extend(tables[_SENDS]["index"].to_pylist()))
+    assert written == list(range(1, len(lines), 2))  # each send's completion
     torn = lines[:10] + ['{"index": 99, "ti'] + lines[10:30] + ["not json"] + lines[30:]
     with pytest.raises(HistoryError, match=r"line 11: not a JSON op"):
         read_lines(_write(tmp_path, torn), lambda tables: None)
