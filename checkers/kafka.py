@@ -114,10 +114,13 @@ def cells(seen: DataFrame, offsets: DataFrame) -> DataFrame:
 
 
 def value_summary(observed: DataFrame, sends: DataFrame) -> DataFrame:
-    """Per (topic, value) sent or read: the span of (partition, offset) where it was seen, the
-    span of partitions that acknowledged it and of those whose final read holds it, and
-    whether it was acknowledged, polled, read at all, sent with `fail`, and how many
-    `info` sends carried it. `observed` is `cells`."""
+    """Per (topic, value) sent or read: at how many cells it was seen (`observed` is `cells`) and
+    at how many of them with a partition and offset, whether one cell was both acknowledged
+    and finally read (`kept`), whether it was acknowledged, polled, read at all, sent with
+    `fail`, and how many `info` sends carried it.
+
+    Counts, not spans: a value is sent once, so nearly every value has one cell, and
+    the checks look in detail only at the others."""
     unsure = sends.filter(F.col("type").isin("fail", "info")).select("topic", "value", "type")
     no = F.lit(False)
     rows = (observed.select("topic", "value", "partition", "offset", "acked", "polled", "final",
@@ -125,16 +128,12 @@ def value_summary(observed: DataFrame, sends: DataFrame) -> DataFrame:
             .unionByName(unsure.select("topic", "value", F.lit(None).cast("int").alias("partition"),
                                        F.lit(None).cast("long").alias("offset"), no.alias("acked"),
                                        no.alias("polled"), no.alias("final"), "type")))
-    at = F.col("offset").isNotNull() & F.col("partition").isNotNull()
+    cell = F.col("type").isNull()
+    at = cell & F.col("offset").isNotNull() & F.col("partition").isNotNull()
     return (rows.filter(F.col("value").isNotNull()).groupBy("topic", "value").agg(
-        F.min(F.when(at, F.col("partition"))).alias("partition_low"),
-        F.max(F.when(at, F.col("partition"))).alias("partition_high"),
-        F.min(F.when(at, F.col("offset"))).alias("offset_low"),
-        F.max(F.when(at, F.col("offset"))).alias("offset_high"),
-        F.min(F.when(F.col("acked"), F.col("partition"))).alias("acked_low"),
-        F.max(F.when(F.col("acked"), F.col("partition"))).alias("acked_high"),
-        F.min(F.when(F.col("final"), F.col("partition"))).alias("final_low"),
-        F.max(F.when(F.col("final"), F.col("partition"))).alias("final_high"),
+        F.count(F.when(cell, 1)).alias("cells"),
+        F.count(F.when(at, 1)).alias("positions"),
+        _any(F.col("acked") & F.col("final")).alias("kept"),
         _any(F.col("acked")).alias("acked"),
         _any(F.col("polled")).alias("polled"),
         _any(F.col("polled") | F.col("final")).alias("read"),
@@ -171,8 +170,7 @@ def inconsistent_offsets(seen: DataFrame, offsets: DataFrame) -> DataFrame:
 
 def duplicates(seen: DataFrame, values: DataFrame) -> DataFrame:
     """One sent value at more than one offset (values are unique per topic)."""
-    suspects = values.filter((F.col("partition_low") != F.col("partition_high"))
-                             | (F.col("offset_low") != F.col("offset_high")))
+    suspects = values.filter(F.col("positions") > 1)  # cells are distinct: at two offsets
     bad = (_indexed_cells(_under(seen, suspects, ["topic", "value"])).groupBy("topic", "value")
            .agg(F.count("*").alias("n"),
                 F.sort_array(F.collect_list(F.struct("partition", "offset"))).alias("at"),
@@ -185,12 +183,10 @@ def duplicates(seen: DataFrame, values: DataFrame) -> DataFrame:
 def lost_writes(acked: DataFrame, finals: DataFrame, drained: DataFrame, values: DataFrame) -> DataFrame:
     """An ok send whose value is missing from the final read of its partition.
 
-    A value acknowledged and finally read on one and the same partition only (as nearly
-    all are) is not lost; the others are checked send by send.
+    A value seen at one cell only, acknowledged and finally read there (as nearly all
+    are), is not lost; the others are checked send by send.
     """
-    same = ((F.col("acked_low") == F.col("acked_high")) & (F.col("final_low") == F.col("final_high"))
-            & (F.col("acked_low") == F.col("final_low")))
-    suspects = values.filter(F.col("acked") & ~F.coalesce(same, F.lit(False)))
+    suspects = values.filter(F.col("acked") & ~((F.col("cells") == 1) & F.col("kept")))
     present = _under(finals, suspects, ["topic", "value"]).select(*TP, "value").distinct()
     lost = (_under(acked, suspects, ["topic", "value"]).join(F.broadcast(drained), TP)
             .join(present, TP + ["value"], "left_anti"))

@@ -1,6 +1,8 @@
 """Each Kafka anomaly on a tiny history that has exactly it, and on its clean twin."""
 from __future__ import annotations
 
+import pytest
+
 from checkers import kafka
 from checkers.synthetic import HistoryBuilder
 
@@ -49,6 +51,29 @@ def test_acknowledged_send_missing_from_final_read_is_lost_write(ops_of, found):
 def test_final_read_with_every_acknowledged_value_has_no_lost_write(ops_of, found):
     h, _ = _two_sends([(0, 1), (1, 2)])
     assert found(_anomalies(ops_of(h), "lost-write")) == []
+
+
+@pytest.mark.parametrize("final", [[(0, 1), (2, 2)], [(0, 1), (1, 9), (2, 2)]], ids=["moved", "overwritten"])
+def test_a_value_the_final_read_holds_elsewhere_in_its_partition_is_not_lost(ops_of, found, final):
+    h, _ = _two_sends(final)
+    assert found(_anomalies(ops_of(h), "lost-write")) == []
+
+
+def test_a_value_the_final_read_holds_only_in_another_partition_is_lost(ops_of, found):
+    h, at = _two_sends([(0, 1)])
+    h.final_read(9, "t0", 1, [(1, 2)])
+    rows = found(_anomalies(ops_of(h), "lost-write"))
+    assert [(r["evidence"][0], r["example"]["value"]) for r in rows] == [(at["s2"], 2)]
+
+
+def test_a_value_acknowledged_twice_is_lost_where_a_final_read_lacks_it(ops_of, found):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, partition=0, offset=0)
+    _, again = h.send(0, "t0", 1, partition=1, offset=0)  # a retry, acknowledged elsewhere
+    h.final_read(9, "t0", 0, [(0, 1)])
+    h.final_read(9, "t0", 1, [])
+    rows = found(_anomalies(ops_of(h), "lost-write"))
+    assert [(r["evidence"][0], r["example"]["partition"]) for r in rows] == [(again, 1)]
 
 
 def test_info_send_missing_from_final_read_is_not_lost(ops_of, found):
