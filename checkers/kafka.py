@@ -26,6 +26,8 @@ _EVIDENCE_PER_ROW = 8
 # Where an observation of a (topic, partition, offset, value) comes from: one bit each, so
 # that the sources of a cell fold into one integer (a cheap aggregate).
 ACK, POLL, FINAL = 1, 2, 4
+# Folded in beside them where a record at the offset lacks its value.
+_BLANK = 8
 
 
 def send_completions(sends: DataFrame) -> DataFrame:
@@ -77,11 +79,11 @@ def offset_summary(seen: DataFrame) -> DataFrame:
     The one aggregation over every observation: what follows works on its (far fewer) rows.
     """
     sources = F.col("sources")
-    single = (F.coalesce(F.col("low") == F.col("high"), F.lit(False)) & (F.col("n") == F.col("n_values"))
+    single = (F.coalesce(F.col("low") == F.col("high"), F.lit(False)) & (sources.bitwiseAND(_BLANK) == 0)
               & F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("offset").isNotNull())
+    source = F.col("source").bitwiseOR(F.when(F.col("value").isNull(), _BLANK).otherwise(0))
     return (seen.groupBy(*TP, "offset")
-            .agg(F.min("value").alias("low"), F.max("value").alias("high"), F.bit_or("source").alias("sources"),
-                 F.count("*").alias("n"), F.count("value").alias("n_values"))
+            .agg(F.min("value").alias("low"), F.max("value").alias("high"), F.bit_or(source).alias("sources"))
             .select(*TP, "offset", "low", "high", "sources", (sources.bitwiseAND(FINAL) != 0).alias("final"),
                     single.alias("single")))
 
