@@ -211,8 +211,8 @@ def _convert(source: Path, parquet: Path) -> Read:
             for group in _by_f(table.select(_SCHEMAS[name].names)):
                 writers[name].write_table(group)
 
-    # One chunk is written while the next is parsed (Arrow lets go of the GIL); one at a
-    # time, so that memory holds two chunks at most.
+    # A chunk is written while later ones are parsed and paired (Arrow lets go of the GIL);
+    # one write at a time, so that memory holds that chunk and read_lines' _PARSERS more.
     pending: list[Future] = []
 
     def write_behind(tables: dict[str, pa.Table]) -> None:
