@@ -10,7 +10,8 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from clusters.cluster import Cluster
-from clusters.health import _QUIET, admin_client
+from clusters.health import _QUIET
+from clusters.kafka_topics import create_topics
 
 
 @dataclass
@@ -31,11 +32,9 @@ class SmokeResult:
 
 def create_topic(cluster: Cluster, topic: str, partitions: int = 1) -> None:
     k = cluster.variant.kafka
-    admin = admin_client(cluster.bootstrap_servers())
-    futures = admin.create_topics([NewTopic(topic, num_partitions=partitions, replication_factor=k.replication_factor,
-                                            config={"min.insync.replicas": str(k.min_insync_replicas)})],
-                                  operation_timeout=30, request_timeout=30)
-    futures[topic].result(timeout=35)
+    create_topics(cluster.bootstrap_servers(),
+                  [NewTopic(topic, num_partitions=partitions, replication_factor=k.replication_factor,
+                            config={"min.insync.replicas": str(k.min_insync_replicas)})])
 
 
 def produce(cluster: Cluster, topic: str, values: list[int], timeout: float = 60.0) -> list[tuple[int, int]]:

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import re
 import threading
-import time
 from typing import Any
 
-from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import NewTopic
 
 from clusters.health import admin_client
+from clusters.kafka_topics import create_topics, delete_topics
 
-CREATE_TIMEOUT = 30.0  # seconds for CreateTopics and for every partition to get a leader
 RUN_TOPIC = re.compile(r"t\d+-[0-9a-f]{6}")  # kafka-log topic names: t<i>-<token of the run>
 
 
@@ -38,47 +36,17 @@ class TopicSet:
 
     def ensure(self, cluster: Any) -> None:
         """Create the topics on `cluster` unless this set already did; raise when they cannot
-        be made ready within CREATE_TIMEOUT (the client's open then fails, nothing was sent)."""
+        be made ready within READY_TIMEOUT (the client's open then fails, nothing was sent)."""
         with self._lock:
             if cluster.run in self._ready:
                 return
             k = cluster.variant.kafka
-            admin = admin_client(cluster.bootstrap_servers())
-            self._drop_earlier_runs(admin)
-            new = [NewTopic(t, num_partitions=self.partitions, replication_factor=k.replication_factor,
-                            config={"min.insync.replicas": str(k.min_insync_replicas)}) for t in self.names]
-            futures = admin.create_topics(new, operation_timeout=CREATE_TIMEOUT, request_timeout=CREATE_TIMEOUT)
-            for topic, future in futures.items():
-                try:
-                    future.result(timeout=CREATE_TIMEOUT + 5)
-                except KafkaException as exc:
-                    if exc.args[0].code() != KafkaError.TOPIC_ALREADY_EXISTS:
-                        raise
-            self._wait_for_leaders(admin)
+            servers = cluster.bootstrap_servers()
+            stale = [t for t in admin_client(servers).list_topics(timeout=10).topics
+                     if RUN_TOPIC.fullmatch(t) and t not in self.names]
+            if stale:
+                delete_topics(servers, stale)
+            create_topics(servers, [NewTopic(t, num_partitions=self.partitions, replication_factor=k.replication_factor,
+                                           config={"min.insync.replicas": str(k.min_insync_replicas)})
+                                  for t in self.names])
             self._ready.add(cluster.run)
-
-    def _drop_earlier_runs(self, admin: Any) -> None:
-        stale = [t for t in admin.list_topics(timeout=10).topics
-                 if RUN_TOPIC.fullmatch(t) and t not in self.names]
-        if not stale:
-            return
-        for topic, future in admin.delete_topics(stale, operation_timeout=CREATE_TIMEOUT,
-                                                 request_timeout=CREATE_TIMEOUT).items():
-            try:
-                future.result(timeout=CREATE_TIMEOUT + 5)
-            except KafkaException as exc:
-                if exc.args[0].code() != KafkaError.UNKNOWN_TOPIC_OR_PART:
-                    raise
-
-    def _wait_for_leaders(self, admin: Any) -> None:
-        deadline = time.monotonic() + CREATE_TIMEOUT
-        while True:
-            metadata = admin.list_topics(timeout=5)
-            missing = [(t, p) for t, p in self.partitions_of()
-                       if t not in metadata.topics or p not in metadata.topics[t].partitions
-                       or metadata.topics[t].partitions[p].leader < 0]
-            if not missing:
-                return
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"no leader for {len(missing)} partitions, e.g. {missing[0]}")
-            time.sleep(0.2)

@@ -129,6 +129,23 @@ def test_killed_leader_loses_leadership_and_serves_again_after_start(cluster: Cl
     assert nem.heal_all() == []
 
 
+def test_a_topic_asked_for_while_the_controller_is_paused_is_created_once_it_resumes(cluster: Cluster) -> None:
+    # Longer than a client's request timeout and than the controller's ZooKeeper session: the
+    # first request goes unanswered, and the new controller has too few brokers for RF 3.
+    victim = cluster.controller()
+    assert victim is not None
+    victim.pause()
+    resume = threading.Timer(40, victim.resume)
+    resume.start()
+    started = time.monotonic()
+    try:
+        create_topic(cluster, "paused-controller-t")
+    finally:
+        resume.join()
+    assert time.monotonic() - started >= 40
+    assert partition_state(cluster, "paused-controller-t").leader is not None
+
+
 def test_unclean_election_setting_reads_back_true_then_false(cluster: Cluster) -> None:
     create_topic(cluster, "toggle-t")
     nem = fault_factory("unclean-toggle")({"topics": ["toggle-t"]})

@@ -9,29 +9,16 @@ import time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from clusters.health import _QUIET, admin_client
+from clusters.health import _QUIET
+from clusters.kafka_topics import create_topics
 from nemesis.targets import partition_state
 
 
 def create_topic(cluster, topic: str, config: dict[str, str] | None = None) -> None:
     k = cluster.variant.kafka
-    admin = admin_client(cluster.bootstrap_servers())
-    fut = admin.create_topics([NewTopic(topic, 1, k.replication_factor,
-                                        config={"min.insync.replicas": str(k.min_insync_replicas), **(config or {})})],
-                              operation_timeout=30, request_timeout=30)[topic]
-    fut.result(timeout=35)
-    # The controller has it; a broker answering metadata may not yet: wait until one names its leader.
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if partition_state(cluster, topic).leader is not None:
-                return
-        except Exception:  # noqa: BLE001 - not in that broker's metadata yet
-            if time.monotonic() > deadline:
-                raise
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{topic}/0 has no leader 30 s after it was created")
-        time.sleep(0.2)
+    create_topics(cluster.bootstrap_servers(),
+                  [NewTopic(topic, 1, k.replication_factor,
+                            config={"min.insync.replicas": str(k.min_insync_replicas), **(config or {})})])
 
 
 class Writer:
