@@ -8,6 +8,7 @@ per anomaly, evidence the sorted history indices, at most 1000 per anomaly.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,11 +61,13 @@ def read_run_info(run_dir: Path) -> RunInfo:
 
 
 def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str | None = None,
-                  idempotent: bool | None = None, spark: SparkSession | None = None) -> dict[str, Any]:
+                  idempotent: bool | None = None, spark: SparkSession | None = None,
+                  progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Check the history of a run directory or history file; write and return results.json.
 
     Raises HistoryError for input that cannot be checked. `idempotent` overrides what
-    run.json says about the producer; `spark` reuses a running session.
+    run.json says about the producer; `spark` reuses a running session; `progress` hears
+    a line as each long step begins.
     """
     path = Path(path)
     source = history_file(path)
@@ -73,8 +76,12 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
         idempotent = run.idempotent
     out = Path(out_dir) if out_dir is not None else source.parent
     out.mkdir(parents=True, exist_ok=True)
-    spark = spark or spark_session(spark_master)
-    history = load_history(spark, source, out / (source.stem + ".parquet"))
+    say = progress or (lambda _: None)
+    if spark is None:
+        say("starting Spark")
+        spark = spark_session(spark_master)
+    history = load_history(spark, source, out / (source.stem + ".parquet"), progress)
+    say(f"checking {history.op_count} ops")
     results = judge(history, idempotent=idempotent)
     results.update(variant=run.variant, scenario=run.scenario)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
@@ -85,7 +92,7 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     """The results dict of a validated history."""
     tables = history.tables
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.by_f.items())}
-    stats = {"ops": sum(n for types in by_f.values() for n in types.values()), "by_f": by_f}
+    stats = {"ops": history.op_count, "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
     ordering_rows, undelivered = ordering_anomalies(tables)
     rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)

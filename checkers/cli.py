@@ -36,7 +36,8 @@ def run_check(args: argparse.Namespace) -> int:
 
     master = args.spark_master or os.environ.get(SPARK_MASTER_ENV) or None
     try:
-        results = check_history(args.path, out_dir=args.out, spark_master=master, idempotent=args.idempotent)
+        results = check_history(args.path, out_dir=args.out, spark_master=master, idempotent=args.idempotent,
+                                progress=lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True))
     except HistoryError as exc:
         print(f"ordeal check: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

@@ -78,6 +78,10 @@ class History:
     warnings: tuple[str, ...]
     by_f: dict[str, dict[str, int]]  # op counts by f and type
 
+    @property
+    def op_count(self) -> int:
+        return sum(n for types in self.by_f.values() for n in types.values())
+
 
 def history_file(path: Path) -> Path:
     """The history file for a run directory or a history file path."""
@@ -88,15 +92,23 @@ def history_file(path: Path) -> Path:
     return path
 
 
-def load_history(spark: SparkSession, source: Path, parquet: Path) -> History:
-    """The validated history of `source`, converting it to `parquet` unless a fresh copy exists."""
+def load_history(spark: SparkSession, source: Path, parquet: Path,
+                 progress: Callable[[str], None] | None = None) -> History:
+    """The validated history of `source`, converting it to `parquet` unless a fresh copy exists.
+
+    `progress` hears which of the two happens: converting a large history is most of a
+    first check, and a user waiting on it should know that a re-check will not pay it.
+    """
     stamp = _stamp(source)
     marker = _read_marker(parquet)
+    say = progress or (lambda _: None)
     if marker is None or marker.get("stamp") != stamp:
+        say(f"reading {source} ({stamp['size'] / 2**20:.1f} MiB) into {parquet}; re-checks reuse that copy")
         read = _convert(source, parquet)
         warnings, by_f = read.warnings, read.by_f
         (parquet / _MARKER).write_text(json.dumps({"stamp": stamp, "warnings": warnings, "by_f": by_f}))
     else:
+        say(f"reusing {parquet}, converted from {source} before")
         warnings, by_f = marker.get("warnings", []), marker.get("by_f", {})
 
     def part(name: str, columns: tuple[str, ...]) -> DataFrame:

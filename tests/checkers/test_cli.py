@@ -69,3 +69,14 @@ def test_completion_without_invoke_exits_2_naming_its_line(spark, tmp_path, caps
 def test_missing_history_exits_2(spark, tmp_path, capsys):
     code = main(["check", str(tmp_path / "nowhere")])
     assert (code, capsys.readouterr().err.count("\n")) == (2, 1)
+
+
+def test_a_first_check_says_it_converts_and_a_re_check_that_it_reuses_the_copy(spark, tmp_path, capsys):
+    path = _history(tmp_path, _clean())
+    assert main(["check", str(path)]) == 0
+    first = capsys.readouterr().err
+    assert main(["check", str(path)]) == 0
+    again = capsys.readouterr().err
+    assert f"reading {path} (0.0 MiB) into {tmp_path / 'h.parquet'}" in first and "reusing" not in first
+    assert f"reusing {tmp_path / 'h.parquet'}" in again and "reading" not in again
+    assert "checking 4 ops" in again
