@@ -195,6 +195,19 @@ def heal_index(history):
     return max(op["index"] for op in history if op["process"] == "nemesis" and op["f"] == "heal")
 
 
+def test_topics_of_earlier_runs_are_deleted_before_a_run_creates_its_own(cluster):
+    from clusters.health import admin_client
+    from workloads.topics import TopicSet
+
+    TopicSet(["t0-0ld000", "t0-abcdef"], 1).ensure(cluster)  # the first is no run's name: kept
+    TopicSet(["t0-123456"], 1).ensure(cluster)
+    deadline = time.monotonic() + 90  # deletion is asynchronous; a busy controller takes its time
+    while "t0-abcdef" in (names := admin_client(cluster.bootstrap_servers()).list_topics(timeout=10).topics):
+        assert time.monotonic() < deadline, "the earlier run's topic is still there"
+        time.sleep(0.5)
+    assert "t0-123456" in names and "t0-0ld000" in names
+
+
 def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(cluster):
     """Last in the module: it stops a broker. With min.insync.replicas = RF = 3 and one
     replica's broker stopped, Kafka refuses every acks=all write before appending it."""
@@ -233,16 +246,3 @@ def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(
     assert (refused["type"], refused["error"]) == (FAIL, "not-enough-replicas")
     # After retries an earlier attempt may have timed out after its append: not certain.
     assert (retried["type"], retried["error"]) == (INFO, "not-enough-replicas")
-
-
-def test_topics_of_earlier_runs_are_deleted_before_a_run_creates_its_own(cluster):
-    from clusters.health import admin_client
-    from workloads.topics import TopicSet
-
-    TopicSet(["t0-0ld000", "t0-abcdef"], 1).ensure(cluster)  # the first is no run's name: kept
-    TopicSet(["t0-123456"], 1).ensure(cluster)
-    deadline = time.monotonic() + 90  # deletion is asynchronous; a busy controller takes its time
-    while "t0-abcdef" in (names := admin_client(cluster.bootstrap_servers()).list_topics(timeout=10).topics):
-        assert time.monotonic() < deadline, "the earlier run's topic is still there"
-        time.sleep(0.5)
-    assert "t0-123456" in names and "t0-0ld000" in names
