@@ -18,23 +18,26 @@ import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 from clusters.orderer.client import OsnClient, OsnUnreachable
+from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
 
 
 def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def cluster_osns() -> tuple[list[str], str]:
-    """OSN addresses of the running cluster and a note on its producer acks."""
+def cluster_osns() -> tuple[list[str], str, Identity]:
+    """OSN addresses of the running cluster, a note on its producer acks, its client identity."""
     from clusters.cluster import Cluster  # needs docker; only when no --osn was given
 
     cluster = Cluster.attach()
     if cluster is None or not cluster.osns:
         sys.exit("bench/osn.py: no running ordeal cluster with OSNs; boot one, or pass --osn addresses")
     acks = cluster.variant.producer.acks
-    return list(cluster.osn_addresses().values()), f"variant {cluster.variant.name}, acks={acks}"
+    return (list(cluster.osn_addresses().values()), f"variant {cluster.variant.name}, acks={acks}",
+            cluster.client_identity())
 
 
 def main() -> int:
@@ -43,12 +46,20 @@ def main() -> int:
     parser.add_argument("--channels", nargs="+", default=["ch0", "ch1"])
     parser.add_argument("--txs", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--creator", default="bench")
+    parser.add_argument("--creator", default="bench", help="creator name for the model's OSNs given by --osn")
+    parser.add_argument("--msp-dir", type=Path, help="sign with this MSP folder (cryptogen layout), for real orderers")
+    parser.add_argument("--msp-id", help="the MSP id of --msp-dir")
     parser.add_argument("--payload-bytes", type=int, default=100)
     args = parser.parse_args()
-    addresses, note = (args.osn, "acks as configured on the OSNs") if args.osn else cluster_osns()
+    if bool(args.msp_dir) != bool(args.msp_id):
+        parser.error("--msp-dir and --msp-id go together")
+    if args.osn:
+        identity = MspIdentity.load(args.msp_id, args.msp_dir) if args.msp_dir else NamedIdentity(args.creator)
+        addresses, note = args.osn, "acks as configured on the OSNs"
+    else:
+        addresses, note, identity = cluster_osns()
 
-    client = OsnClient(creator=args.creator)
+    client = OsnClient(identity)
     run = f"{time.time_ns():x}"
     payload = b"x" * args.payload_bytes
     latencies: list[float] = []

@@ -52,7 +52,11 @@ if [ "$(cat "$root/.venv/.ordeal-stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "$stamp" >"$root/.venv/.ordeal-stamp"
 fi
 
-# 4. Artifacts and images (each rebuilt only when its inputs change).
+# 4. Fabric's own .proto files, compiled into clusters/orderer/wire (used by the client and the OSN image).
+"$root/.venv/bin/python" -m clusters.orderer.protos.generate --if-stale >"$cache/protos.log" 2>&1 \
+  || { tail -20 "$cache/protos.log"; exit 1; }
+
+# 5. Artifacts and images (each rebuilt only when its inputs change).
 "$root/.venv/bin/python" -m clusters.images.build --cache "$cache" >"$cache/images.log" 2>&1 \
   || { tail -40 "$cache/images.log"; exit 1; }
 say "ready in $(( $(date +%s) - started )) s ($(tail -1 "$cache/images.log"))"

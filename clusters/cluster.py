@@ -20,11 +20,12 @@ import docker
 from confluent_kafka import KafkaException
 
 from clusters import labels as L
-from clusters.health import admin_client, ensemble_has_leader, kafka_ready, osn_healthy
+from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.node import Node
 from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, OSN_PORT, ZOOKEEPER_JAVA_OPTS,
-                                  osn_json, server_properties, zoo_cfg)
+                                  server_properties, zoo_cfg)
+from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import candidate_subnets, host_ip
 from clusters.variant import Variant, parse_variant
@@ -43,8 +44,10 @@ class ClusterError(RuntimeError):
 
 class Cluster:
     def __init__(self, client: docker.DockerClient, run: str, variant: Variant,
-                 network: docker.models.networks.Network, nodes: list[Node]):
+                 network: docker.models.networks.Network, nodes: list[Node], cache: Path = DEFAULT_CACHE):
         self.client = client
+        self.cache = cache
+        self.ordering: OrderingService = ordering_service(variant.orderer.implementation)
         self.run = run
         self.variant = variant
         self.network = network
@@ -95,6 +98,17 @@ class Cluster:
     def osn_addresses(self) -> dict[str, str]:
         return {n.name: f"{n.ip}:{OSN_PORT}" for n in self.osns}
 
+    def client_identity(self):  # -> clusters.orderer.identity.Identity
+        """Whom ordering clients sign as: the client org's user on Fabric's orderer, a plain
+        creator name on the model."""
+        return self.ordering.client_identity(self)
+
+    def orderer_description(self) -> dict[str, str] | None:
+        """Which ordering service implementation and version run (None without OSNs)."""
+        if not self.osns:
+            return None
+        return {"implementation": self.ordering.implementation, "version": self.ordering.version}
+
     def leader_of(self, topic: str, partition: int = 0) -> Node | None:
         """The broker currently leading `topic`/`partition` as the metadata says; None while
         it has no leader or no broker answers."""
@@ -126,6 +140,7 @@ class Cluster:
             "cluster_bootstrap_servers": self.cluster_bootstrap_servers(),
             "toxiproxy_api": self.toxiproxy_api(),
             "osns": self.osn_addresses(),
+            "orderer": self.orderer_description(),
             "nodes": [n.to_dict() for n in self.nodes],
         }
 
@@ -143,7 +158,7 @@ class Cluster:
         run_labels = L.run_labels(run, variant.name, keep)
         try:
             network = _create_network(client, run, run_labels, variant)
-            cluster = cls(client, run, variant, network, [])
+            cluster = cls(client, run, variant, network, [], cache)
             cluster._create_nodes(tags, run_labels)
             cluster._start(timeout)
         except BaseException:
@@ -206,18 +221,14 @@ class Cluster:
             props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", zk_ips)
             self._add(tags.kafka, f"kafka{i}", "kafka", ip, run_labels,
                       {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS}, data_dir="/var/lib/kafka")
-        broker_ips = [host_ip(self.subnet, KAFKA_OFFSET + i) for i in range(1, v.cluster.brokers + 1)]
-        for i in range(1, v.cluster.osns + 1):
-            if tags.osn is None:
-                raise ClusterError("the variant asks for OSNs but the OSN image was not built")
-            self._add(tags.osn, f"osn{i}", "osn", host_ip(self.subnet, OSN_OFFSET + i), run_labels,
-                      {"ORDEAL_CONFIG": osn_json(v, f"osn{i}", broker_ips)}, data_dir="/var/lib/ordeal")
+        if v.cluster.osns:
+            self.ordering.create_nodes(self, tags, run_labels)
 
     def _add(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
-             env: dict[str, str], data_dir: str | None) -> Node:
+             env: dict[str, str], data_dir: str | None, extra_mounts: list[docker.types.Mount] = ()) -> Node:
         api = self.client.api
         node_labels = {**run_labels, L.ROLE: role, L.NODE: name, L.IP: ip}
-        mounts = []
+        mounts = list(extra_mounts)
         if data_dir:
             vol = self.client.volumes.create(name=f"ordeal-{self.run}-{name}", labels=node_labels)
             mounts.append(docker.types.Mount(target=data_dir, source=vol.name, type="volume"))
@@ -240,8 +251,8 @@ class Cluster:
             n.start()
         self.wait_healthy(max(1.0, deadline - time.monotonic()), osns=False)
         # OSNs create their channels' topics, so they start once the brokers are all up.
-        for n in self.osns:
-            n.start()
+        if self.osns:
+            self.ordering.start(self, deadline)
         self.wait_healthy(max(1.0, deadline - time.monotonic()))
 
     def _create_proxies(self, deadline: float) -> None:
@@ -271,7 +282,7 @@ class Cluster:
         ]
         if osns and self.osns:
             checks.append((f"not all {len(self.osns)} OSNs report healthy",
-                           lambda: all(osn_healthy(n.ip) for n in self.osns)))
+                           lambda: all(self.ordering.healthy(self, n) for n in self.osns)))
         for failure, check in checks:
             while not check():
                 dead = [n.name for n in self.nodes if n.state in ("exited", "dead")]

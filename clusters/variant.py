@@ -6,9 +6,9 @@ the setting (VariantError), which the CLI turns into exit 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
 
 from harness.settings_file import read_settings, settings_path
 from harness.validation_message import one_line
@@ -19,7 +19,7 @@ VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 FAULT_KINDS = (
     "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
     "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
-    "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed",
+    "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
 )
 # What a variant states for a fault kind: "valid" (nothing may be found), "invalid" (the
 # fault is built to break this configuration: the checkers must find it), or
@@ -66,8 +66,16 @@ class ProducerSettings(_Strict):
     retries: int = Field(3, ge=0)
 
 
+# Fabric's channel names (configtx's rule): lower case, digits, dots and dashes, a letter first.
+CHANNEL_NAME = r"^[a-z][a-z0-9.-]{0,48}$"
+
+
 class OrdererSettings(_Strict):
-    channels: list[str] = Field(default_factory=lambda: ["ch0", "ch1"])
+    # "fabric-1.4.12": Hyperledger Fabric's own orderer binary; "model": ordeal's Python model
+    # of Fabric's Kafka consenter (clusters/orderer/). The real orderer is what users deploy.
+    implementation: Literal["fabric-1.4.12", "model"] = "fabric-1.4.12"
+    channels: list[Annotated[str, StringConstraints(pattern=CHANNEL_NAME)]] = Field(
+        default_factory=lambda: ["ch0", "ch1"], min_length=1)
     max_message_count: int = Field(10, ge=1)
     absolute_max_bytes: int = Field(10 * 1024 * 1024, ge=1)
     preferred_max_bytes: int = Field(512 * 1024, ge=1)
@@ -103,6 +111,11 @@ class Variant(_Strict):
                              f"kafka.message_max_bytes ({k.message_max_bytes})")
         if self.orderer.preferred_max_bytes > self.orderer.absolute_max_bytes:
             raise ValueError("orderer.preferred_max_bytes exceeds orderer.absolute_max_bytes")
+        if len(set(self.orderer.channels)) != len(self.orderer.channels):
+            raise ValueError("orderer.channels names a channel twice")
+        if c.osns and self.orderer.implementation != "model" and self.orderer.writers:
+            raise ValueError("orderer.writers is a setting of the model; Fabric's orderer takes its "
+                             "writers from the channel's policies")
         unknown = sorted(set(self.expect) - set(FAULT_KINDS))
         if unknown:
             raise ValueError(f"expect.{unknown[0]}: unknown fault kind (known: {', '.join(FAULT_KINDS)})")

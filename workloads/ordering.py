@@ -95,7 +95,7 @@ class OrderingClient:
 
     def open(self, cluster: Any, process: int) -> "OrderingClient":
         client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses())
-        client.osn = OsnClient(creator="client")
+        client.osn = OsnClient(cluster.client_identity())
         return client
 
     def invoke(self, op: Op) -> Op:

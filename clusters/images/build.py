@@ -12,7 +12,7 @@ from pathlib import Path
 
 import docker
 
-from clusters.images import artifacts
+from clusters.images import artifacts, fabric_build
 from clusters.images.base import build_base
 
 IMAGES_DIR = Path(__file__).resolve().parent
@@ -27,6 +27,7 @@ class ImageTags:
     kafka: str
     toxiproxy: str
     osn: str | None
+    fabric_orderer: str | None
 
 
 def _files_digest(root: Path) -> list[bytes]:
@@ -77,9 +78,27 @@ def _orderer_context(dst: Path) -> Path:
     return dst
 
 
-def build_all(cache: Path, client: docker.DockerClient | None = None, namespace: str = "ordeal") -> ImageTags:
+def build_fabric_orderer(client: docker.DockerClient, cache: Path, base: str, namespace: str = "ordeal",
+                         timings: dict[str, float] | None = None) -> str:
+    """Fabric v1.4.12's orderer (built on the host by fabric_build.fabric_tools) with its
+    sampleconfig as FABRIC_CFG_PATH; tagged by the tools' cache key (their inputs)."""
+    started = time.monotonic()
+    tools = fabric_build.fabric_tools(cache)
+    built = time.monotonic()
+    tag = _build(client, f"{namespace}/fabric-orderer", base, IMAGES_DIR / "fabric",
+                 {"orderer": tools / "bin" / "orderer", "sampleconfig": tools / "sampleconfig"},
+                 [fabric_build.FABRIC_VERSION, tools.name])
+    if timings is not None:
+        timings["fabric-tools"] = built - started
+        timings["fabric-orderer image"] = time.monotonic() - built
+    return tag
+
+
+def build_all(cache: Path, client: docker.DockerClient | None = None, namespace: str = "ordeal",
+              timings: dict[str, float] | None = None) -> ImageTags:
     """Every image, from `cache`'s artifacts; `namespace` prefixes the repositories (a
-    benchmark builds a cold set beside the real one under another namespace)."""
+    benchmark builds a cold set beside the real one under another namespace). `timings`,
+    if given, receives the seconds spent on the Fabric parts."""
     client = client or docker.from_env(timeout=600)
     base = build_base(client, cache / "work", namespace)
     libs = artifacts.kafka_libs(cache)
@@ -96,7 +115,9 @@ def build_all(cache: Path, client: docker.DockerClient | None = None, namespace:
             tree = _orderer_context(Path(src) / "ordeal")
             osn = _build(client, f"{namespace}/osn", base, IMAGES_DIR / "osn", {"wheels": wheels, "ordeal": tree},
                          [*_files_digest(tree), *_files_digest(wheels)])
-    return ImageTags(base=base, jvm_libs=jvm, zookeeper=zookeeper, kafka=kafka, toxiproxy=toxiproxy, osn=osn)
+    fabric_orderer = build_fabric_orderer(client, cache, base, namespace, timings)
+    return ImageTags(base=base, jvm_libs=jvm, zookeeper=zookeeper, kafka=kafka, toxiproxy=toxiproxy, osn=osn,
+                     fabric_orderer=fabric_orderer)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     tags = build_all(args.cache)
     for field, tag in vars(tags).items():
-        print(f"{field:10} {tag}")
+        print(f"{field:14} {tag}")
     print(f"images ready in {time.monotonic() - started:.1f} s")
     return 0
 

@@ -5,17 +5,23 @@ Answers are plain data: broadcast gives the OSN's status name ("SUCCESS", "FORBI
 envelope reached Kafka and may be ordered all the same; deliver gives blocks as dicts in the
 history's shape. A call that got no answer (OSN down, deadline passed) raises
 OsnUnreachable: the tx may or may not have been ordered.
+
+Every request is an envelope signed by the client's Identity (identity.py): an MspIdentity
+for Fabric's real orderer, a NamedIdentity for ordeal's model. A tx's history label travels
+as its envelope's nonce, so blocks name their txs by label on either orderer.
 """
 from __future__ import annotations
 
 import threading
+import time
 from typing import Literal
 
 import grpc
 
 from clusters.orderer.block_hash import header_hash
 from clusters.orderer.broadcast import MAYBE_APPENDED
-from clusters.orderer.envelopes import make_envelope, tx_id_of
+from clusters.orderer.envelopes import make_envelope, tx_label_of
+from clusters.orderer.identity import Identity
 from clusters.orderer.ledger import last_offset_of
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
@@ -56,15 +62,24 @@ class DeliverFailed(Exception):
         self.blocks = blocks
 
 
+def block_last_offset(block: common_pb2.Block) -> int:
+    """The block's Kafka LastOffsetPersisted; -1 for a block without consenter metadata (a
+    real orderer's block 0 of a channel: its genesis/config block)."""
+    metadata = block.metadata.metadata
+    if len(metadata) <= common_pb2.ORDERER or not common_pb2.Metadata.FromString(metadata[common_pb2.ORDERER]).value:
+        return -1
+    return last_offset_of(block)
+
+
 def block_summary(block: common_pb2.Block) -> dict:
-    """A block as the history records it."""
+    """A block as the history records it ("txs": the label of each tx, see tx_label_of)."""
     return {
         "number": block.header.number,
         "hash": header_hash(block.header).hex(),
         "previous_hash": block.header.previous_hash.hex(),
         "data_hash": block.header.data_hash.hex(),
-        "txs": [tx_id_of(raw) for raw in block.data.data],
-        "last_offset": last_offset_of(block),
+        "txs": [tx_label_of(raw) for raw in block.data.data],
+        "last_offset": block_last_offset(block),
     }
 
 
@@ -77,10 +92,10 @@ def _seek_position(at: int | Literal["oldest", "newest"]) -> ab_pb2.SeekPosition
 
 
 class OsnClient:
-    """Holds one gRPC channel per OSN address; thread-safe."""
+    """Holds one gRPC channel per OSN address; thread-safe. Signs as `identity`."""
 
-    def __init__(self, creator: str = "client") -> None:
-        self.creator = creator
+    def __init__(self, identity: Identity) -> None:
+        self.identity = identity
         self._stubs: dict[str, tuple[grpc.Channel, ab_pb2_grpc.AtomicBroadcastStub]] = {}
         self._lock = threading.Lock()
 
@@ -93,10 +108,11 @@ class OsnClient:
                 self._stubs[address] = (channel, ab_pb2_grpc.AtomicBroadcastStub(channel))
             return self._stubs[address][1]
 
-    def broadcast(self, address: str, channel: str, tx: str, creator: str | None = None,
-                  data: bytes = b"", timeout: float = 10.0) -> BroadcastStatus:
-        """Broadcast one tx (its id is `tx`); the status name the OSN answered."""
-        envelope = make_envelope(channel, creator if creator is not None else self.creator, data, tx_id=tx)
+    def broadcast(self, address: str, channel: str, tx_label: str, data: bytes = b"", timeout: float = 10.0,
+                  identity: Identity | None = None) -> BroadcastStatus:
+        """Broadcast one ENDORSER_TRANSACTION labelled `tx_label`, signed by the client's
+        identity (or `identity`); the status name the OSN answered."""
+        envelope = make_envelope(channel, identity or self.identity, data, label=tx_label)
         return self.broadcast_envelope(address, envelope, timeout)
 
     def broadcast_envelope(self, address: str, envelope: common_pb2.Envelope,
@@ -122,7 +138,7 @@ class OsnClient:
             stop=_seek_position("newest" if upto_height else stop),
             behavior=ab_pb2.SeekInfo.FAIL_IF_NOT_READY if upto_height else ab_pb2.SeekInfo.BLOCK_UNTIL_READY,
             error_response=ab_pb2.SeekInfo.BEST_EFFORT if best_effort else ab_pb2.SeekInfo.STRICT)
-        request = make_envelope(channel, self.creator, seek.SerializeToString(),
+        request = make_envelope(channel, self.identity, seek.SerializeToString(),
                                 header_type=common_pb2.DELIVER_SEEK_INFO)
         blocks: list[dict] = []
         try:
@@ -137,6 +153,35 @@ class OsnClient:
         except grpc.RpcError as exc:
             raise OsnUnreachable(address, exc.code().name, exc.details() or "") from None
         raise OsnUnreachable(address, "NO_RESPONSE")
+
+    def wait_for_block(self, address: str, channel: str, number: int = 0, timeout: float = 60.0,
+                       poll: float = 0.5, best_effort: bool = False) -> dict:
+        """Block `number` of `channel` once the OSN delivers it (block_summary).
+
+        Retries while the OSN is unreachable, does not have the channel yet (NOT_FOUND, also
+        for a block past its height) or its chain is not ready (SERVICE_UNAVAILABLE: with
+        best_effort=False a Kafka chain that has not connected is not ready even when its
+        ledger holds the block). Raises TimeoutError naming the last answer.
+        """
+        deadline = time.monotonic() + timeout
+        last = "no attempt"
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"{address} channel {channel}: no block {number} within {timeout:g} s ({last})")
+            try:
+                blocks = self.deliver(address, channel, number, number, timeout=min(remaining, 5.0),
+                                      best_effort=best_effort)
+                if blocks:
+                    return blocks[0]
+                last = "empty deliver"
+            except DeliverFailed as exc:
+                if exc.status not in ("NOT_FOUND", "SERVICE_UNAVAILABLE"):
+                    raise
+                last = exc.status
+            except OsnUnreachable as exc:
+                last = exc.code
+            time.sleep(min(poll, max(0.0, deadline - time.monotonic())))
 
     def close(self) -> None:
         with self._lock:

@@ -61,7 +61,7 @@ def test_three_osns_are_healthy_and_cut_identical_blocks(fabric: Cluster) -> Non
 
     addresses = fabric.osn_addresses()
     assert sorted(addresses) == ["osn1", "osn2", "osn3"]
-    client = OsnClient()
+    client = OsnClient(fabric.client_identity())
     try:
         names = sorted(addresses)
         statuses = [client.broadcast(addresses[names[i % 3]], "ch0", f"boot-tx-{i}") for i in range(30)]

@@ -25,7 +25,7 @@ class Load:
         self.addresses = cluster.osn_addresses()
         self.targets = osns or sorted(self.addresses)
         self.prefix = prefix
-        self.client = OsnClient()
+        self.client = OsnClient(cluster.client_identity())
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.counter = 0
@@ -69,7 +69,7 @@ class Load:
 
 def converged_chains(cluster: Cluster, channel: str, expected: set[str], timeout: float = 90.0) -> dict[str, list[dict]]:
     """Every OSN's chain once each holds every expected tx and all have the same height."""
-    client = OsnClient()
+    client = OsnClient(cluster.client_identity())
     deadline = time.monotonic() + timeout
     try:
         while True:

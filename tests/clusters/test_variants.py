@@ -9,7 +9,7 @@ import pytest
 
 from clusters.variant import VARIANTS_DIR, VariantError, load_variant
 
-SHIPPED = ["fabric-recommended", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
+SHIPPED = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
 
 BASE = """
 name = "bad"
@@ -30,6 +30,12 @@ INVALID = {
                                 "kafka.replica_fetch_max_bytes"),
     "unknown-key": (BASE + "unclean_election = true\n", "kafka.unclean_election"),
     "unknown-section": (BASE + "[brokers]\nk = 4\n", "brokers"),
+    "unknown-orderer": (BASE + "[orderer]\nimplementation = \"fabric-2.5\"\n", "orderer.implementation"),
+    "channel-name-with-slash": (BASE + "[orderer]\nchannels = [\"ch/0\"]\n", "orderer.channels.0"),
+    "channel-name-upper-case": (BASE + "[orderer]\nchannels = [\"Ch0\"]\n", "orderer.channels.0"),
+    "channel-twice": (BASE + "[orderer]\nchannels = [\"ch0\", \"ch0\"]\n", "orderer.channels"),
+    "writers-on-fabric": (BASE.replace("brokers = 4", "brokers = 4\nosns = 1")
+                          + "[orderer]\nwriters = {ch0 = [\"alice\"]}\n", "orderer.writers"),
 }
 
 
@@ -38,7 +44,7 @@ def test_shipped_variant_loads(name: str) -> None:
     assert load_variant(name).name == name
 
 
-def test_shipped_variants_are_exactly_the_five() -> None:
+def test_shipped_variants_are_exactly_these() -> None:
     assert sorted(p.stem for p in VARIANTS_DIR.glob("*.toml")) == sorted(SHIPPED)
 
 
@@ -50,6 +56,16 @@ def test_fabric_recommended_matches_the_fabric_guide() -> None:
     assert v.producer.acks == "all" and v.kafka.log_retention_ms == -1
     assert v.kafka.message_max_bytes > v.orderer.absolute_max_bytes
     assert set(v.expect.values()) == {"valid"}
+
+
+def test_the_real_orderer_is_the_default_and_one_variant_keeps_the_model() -> None:
+    for name in SHIPPED:
+        expected = "model" if name == "fabric-recommended-model" else "fabric-1.4.12"
+        assert load_variant(name).orderer.implementation == expected
+    real, model = load_variant("fabric-recommended"), load_variant("fabric-recommended-model")
+    assert real.model_dump(exclude={"name", "description", "orderer", "expect"}) == \
+        model.model_dump(exclude={"name", "description", "orderer", "expect"})
+    assert real.orderer.model_dump(exclude={"implementation"}) == model.orderer.model_dump(exclude={"implementation"})
 
 
 def test_unsafe_variants_expect_loss_under_the_targeted_sequence() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 from clusters.orderer.block_hash import header_hash
 from clusters.orderer.chain import Chain
 from clusters.orderer.envelopes import make_envelope
+from clusters.orderer.identity import NamedIdentity
 from clusters.orderer.ledger import Ledger
 from clusters.orderer.memory_log import MemoryLog
 from clusters.orderer.settings import BatchSettings
@@ -22,7 +23,7 @@ class FakeClock:
 
 
 def envelope(tx: str, channel: str = "ch0", creator: str = "alice", data: bytes = b"") -> bytes:
-    return make_envelope(channel, creator, data, tx_id=tx).SerializeToString()
+    return make_envelope(channel, NamedIdentity(creator), data, label=tx).SerializeToString()
 
 
 def new_chain(path: Path, log: MemoryLog, clock: Callable[[], float] = time.monotonic,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from clusters.orderer.client import OsnClient
+from clusters.orderer.identity import NamedIdentity
 from clusters.orderer.memory_log import MemoryLog
 from clusters.orderer.server import Osn
 from clusters.orderer.settings import OsnSettings
@@ -43,7 +44,7 @@ def running_osn(ledger_dir: Path, writers: dict[str, list[str]] | None = None, r
     if refusing is None:
         for chain in osn.registrar.chains.values():
             assert chain.wait_started(5)
-    client = OsnClient(creator="alice")
+    client = OsnClient(NamedIdentity("alice"))
     try:
         yield RunningOsn(osn, f"127.0.0.1:{osn.port}", logs, client)
     finally:

@@ -6,8 +6,11 @@ import urllib.request
 import pytest
 
 from clusters.orderer.chain import regular_message
-from clusters.orderer.envelopes import make_envelope
+from clusters.orderer.envelopes import make_envelope, tx_label_of
+from clusters.orderer.identity import MspIdentity, NamedIdentity
 from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.orderer import kafka_pb2
+from tests.orderer.msp_fixture import make_msp_dir
 from tests.orderer.osn_fixture import running_osn
 
 
@@ -17,10 +20,19 @@ def node(tmp_path):
         yield running
 
 
+ALICE, MALLORY = NamedIdentity("alice"), NamedIdentity("mallory")
+
+
 def test_success_only_after_the_envelope_is_in_the_log(node):
-    assert node.client.broadcast(node.address, "ch0", "tx-1") == "SUCCESS"
-    sent = make_envelope("ch0", "alice", tx_id="tx-1").SerializeToString()
-    assert regular_message(sent) in node.logs["ch0"].values()
+    sent = make_envelope("ch0", ALICE, label="tx-1")
+    assert node.client.broadcast_envelope(node.address, sent) == "SUCCESS"
+    assert regular_message(sent.SerializeToString()) in node.logs["ch0"].values()
+
+
+def test_broadcast_labels_the_envelope_it_sends(node):
+    assert node.client.broadcast(node.address, "ch0", "tx-label") == "SUCCESS"
+    message = kafka_pb2.KafkaMessage.FromString(node.logs["ch0"].values()[-1])
+    assert tx_label_of(message.regular.payload) == "tx-label"
 
 
 def test_malformed_envelope_is_bad_request(node):
@@ -33,11 +45,18 @@ def test_envelope_over_absolute_max_bytes_is_bad_request(node):
 
 
 def test_creator_not_among_the_channel_writers_is_forbidden(node):
-    assert node.client.broadcast(node.address, "ch0", "tx-2", creator="mallory") == "FORBIDDEN"
+    assert node.client.broadcast(node.address, "ch0", "tx-2", identity=MALLORY) == "FORBIDDEN"
 
 
 def test_wildcard_writers_let_anyone_write(node):
-    assert node.client.broadcast(node.address, "ch1", "tx-3", creator="mallory") == "SUCCESS"
+    assert node.client.broadcast(node.address, "ch1", "tx-3", identity=MALLORY) == "SUCCESS"
+
+
+def test_the_model_takes_an_msp_signed_envelope_with_the_msp_id_as_its_creator(node, tmp_path):
+    identity = MspIdentity.load("Org1MSP", make_msp_dir(tmp_path)[0])
+    assert node.client.broadcast(node.address, "ch1", "tx-msp", identity=identity) == "SUCCESS"
+    status = node.client.broadcast(node.address, "ch0", "tx-msp", identity=identity)
+    assert status == "FORBIDDEN" and "Org1MSP" in status.info
 
 
 def test_unknown_channel_is_not_found(node):
@@ -78,8 +97,8 @@ def test_healthz_is_unavailable_while_a_chain_has_not_started(tmp_path):
 
 
 def test_one_stream_gets_one_answer_per_envelope_in_order(node):
-    envelopes = [make_envelope("ch0", "alice", tx_id="tx-a"), common_pb2.Envelope(payload=b"\xff"),
-                 make_envelope("ch0", "mallory", tx_id="tx-b")]
+    envelopes = [make_envelope("ch0", ALICE, label="tx-a"), common_pb2.Envelope(payload=b"\xff"),
+                 make_envelope("ch0", MALLORY, label="tx-b")]
     stub = node.client._stub(node.address)
     answers = [common_pb2.Status.Name(r.status) for r in stub.Broadcast(iter(envelopes), timeout=10)]
     assert answers == ["SUCCESS", "BAD_REQUEST", "FORBIDDEN"]
@@ -87,9 +106,9 @@ def test_one_stream_gets_one_answer_per_envelope_in_order(node):
 
 def _envelope_with_payload_bytes(size: int) -> common_pb2.Envelope:
     data = b""
-    while len(make_envelope("ch1", "alice", data, tx_id="tx-edge").payload) < size:
+    while len(make_envelope("ch1", ALICE, data, label="tx-edge").payload) < size:
         data += b"x"
-    envelope = make_envelope("ch1", "alice", data, tx_id="tx-edge")
+    envelope = make_envelope("ch1", ALICE, data, label="tx-edge")
     assert len(envelope.payload) == size
     return envelope
 

@@ -6,6 +6,7 @@ import pytest
 from clusters.orderer.block_hash import header_hash
 from clusters.orderer.client import DeliverFailed
 from clusters.orderer.envelopes import make_envelope
+from clusters.orderer.identity import NamedIdentity
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2
 from tests.orderer.chain_fixtures import eventually
@@ -30,7 +31,7 @@ def seek(node, start: ab_pb2.SeekPosition, stop: ab_pb2.SeekPosition,
          behavior: int = ab_pb2.SeekInfo.BLOCK_UNTIL_READY, channel: str = "ch0") -> list:
     """Raw Deliver: block numbers, then the closing status name."""
     info = ab_pb2.SeekInfo(start=start, stop=stop, behavior=behavior)
-    request = make_envelope(channel, "alice", info.SerializeToString(), header_type=common_pb2.DELIVER_SEEK_INFO)
+    request = make_envelope(channel, NamedIdentity("alice"), info.SerializeToString(), header_type=common_pb2.DELIVER_SEEK_INFO)
     stub = node.client._stub(node.address)
     out = []
     for response in stub.Deliver(iter([request]), timeout=10):

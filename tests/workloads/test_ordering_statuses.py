@@ -6,6 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from clusters.orderer.identity import NamedIdentity
 from clusters.variant import load_variant
 from harness.op import FAIL, INFO, OK
 from harness.workload import workload_factory
@@ -24,7 +25,8 @@ def osn(tmp_path):
 def client_for(address: str):
     w = workload_factory("ordering")({"broadcast_timeout": 2, "deliver_timeout": 2, "final_deliver_timeout": 3,
                                       "settle": 0.3}, VARIANT)
-    return w.client.open(SimpleNamespace(osn_addresses=lambda: {"osn1": address}), 0)
+    return w.client.open(SimpleNamespace(osn_addresses=lambda: {"osn1": address},
+                                       client_identity=lambda: NamedIdentity("client")), 0)
 
 
 def broadcast(client, channel: str, tx: str):

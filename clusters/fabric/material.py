@@ -1,0 +1,146 @@
+"""A Fabric network's material for one cluster, made at boot with Fabric's own tools:
+crypto material from `cryptogen`, the system channel's genesis block and one
+channel-creation transaction per channel from `configtxgen`.
+
+Both tools read YAML; their inputs are written as JSON, which YAML reads as it is.
+The result is one folder (`Material.root`):
+
+    genesis.block                 the system channel's block 0 (OrdererType kafka)
+    channels/<channel>.tx         unsigned CONFIG_UPDATE envelopes, to be signed by the client admin
+    orderers/<node>/msp           each orderer's local MSP
+    clients/admin/msp, clients/user/msp    the client org's admin and user
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from clusters.variant import Variant
+
+ORDERER_MSP, CLIENT_MSP = "OrdererMSP", "ClientMSP"
+ORDERER_DOMAIN, CLIENT_DOMAIN = "orderer.ordeal", "client.ordeal"
+SYSTEM_CHANNEL = "ordeal-sys"
+CONSORTIUM = "Ordeal"
+GENESIS_PROFILE, CHANNEL_PROFILE = "OrdealGenesis", "OrdealChannel"
+
+
+class MaterialError(RuntimeError):
+    """cryptogen or configtxgen refused; the message carries their last words."""
+
+
+@dataclass(frozen=True)
+class Material:
+    root: Path
+
+    @property
+    def genesis_block(self) -> Path:
+        return self.root / "genesis.block"
+
+    def channel_tx(self, channel: str) -> Path:
+        return self.root / "channels" / f"{channel}.tx"
+
+    def orderer_msp(self, node: str) -> Path:
+        return self.root / "orderers" / node / "msp"
+
+    def client_msp(self, who: str) -> Path:
+        """`who`: "admin" (signs channel creation) or "user" (broadcasts and delivers)."""
+        return self.root / "clients" / who / "msp"
+
+
+def _signature(rule: str) -> dict:
+    return {"Type": "Signature", "Rule": rule}
+
+
+def _implicit(rule: str) -> dict:
+    return {"Type": "ImplicitMeta", "Rule": rule}
+
+
+def _org_policies(msp: str) -> dict:
+    return {"Readers": _signature(f"OR('{msp}.member')"), "Writers": _signature(f"OR('{msp}.member')"),
+            "Admins": _signature(f"OR('{msp}.admin')")}
+
+
+META_POLICIES = {"Readers": _implicit("ANY Readers"), "Writers": _implicit("ANY Writers"),
+                 "Admins": _implicit("MAJORITY Admins")}
+
+
+def crypto_config(orderers: list[str]) -> dict:
+    """cryptogen's input: one orderer org with one orderer per node, one client org with an
+    admin and one user (no peers: nothing here endorses)."""
+    return {
+        "OrdererOrgs": [{"Name": "Orderer", "Domain": ORDERER_DOMAIN,
+                         "Specs": [{"Hostname": name} for name in orderers]}],
+        "PeerOrgs": [{"Name": "Client", "Domain": CLIENT_DOMAIN, "Template": {"Count": 0},
+                      "Users": {"Count": 1}}],
+    }
+
+
+def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], crypto: Path) -> dict:
+    """configtxgen's input: the genesis profile (orderer org, Kafka consensus, the variant's
+    batch settings, a consortium of the client org) and the channel profile."""
+    o = variant.orderer
+    orderer_org = {"Name": "OrdererOrg", "ID": ORDERER_MSP, "Policies": _org_policies(ORDERER_MSP),
+                   "MSPDir": str(crypto / "ordererOrganizations" / ORDERER_DOMAIN / "msp")}
+    client_org = {"Name": "ClientOrg", "ID": CLIENT_MSP, "Policies": _org_policies(CLIENT_MSP),
+                  "MSPDir": str(crypto / "peerOrganizations" / CLIENT_DOMAIN / "msp")}
+    orderer = {
+        "OrdererType": "kafka",
+        "Addresses": [f"{name}:7050" for name in orderers],
+        "BatchTimeout": f"{o.batch_timeout_ms}ms",
+        "BatchSize": {"MaxMessageCount": o.max_message_count,
+                      "AbsoluteMaxBytes": f"{o.absolute_max_bytes}",
+                      "PreferredMaxBytes": f"{o.preferred_max_bytes}"},
+        "Kafka": {"Brokers": kafka_brokers},
+        "Organizations": [orderer_org],
+        "Policies": {**META_POLICIES, "BlockValidation": _implicit("ANY Writers")},
+        "Capabilities": {"V1_4_2": True},
+    }
+    channel = {"Policies": META_POLICIES, "Capabilities": {"V1_4_3": True}}
+    return {
+        "Profiles": {
+            GENESIS_PROFILE: {**channel, "Orderer": orderer,
+                              "Consortiums": {CONSORTIUM: {"Organizations": [client_org]}}},
+            CHANNEL_PROFILE: {**channel, "Consortium": CONSORTIUM,
+                              "Application": {"Organizations": [client_org], "Policies": META_POLICIES,
+                                              "Capabilities": {"V1_4_2": True}}},
+        },
+    }
+
+
+def _run(tool: Path, args: list[str], cfg: Path) -> None:
+    done = subprocess.run([str(tool), *args], capture_output=True, text=True, timeout=120,
+                          env={"FABRIC_CFG_PATH": str(cfg), "PATH": "/usr/bin:/bin"})
+    if done.returncode != 0:
+        tail = " | ".join((done.stderr or done.stdout).strip().splitlines()[-3:])
+        raise MaterialError(f"{tool.name} {args[0]} failed ({done.returncode}): {tail}")
+
+
+def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], tools: Path, root: Path) -> Material:
+    """Make the whole network's material under `root` (which must not exist yet) with the
+    binaries in `tools` (bin/cryptogen, bin/configtxgen)."""
+    work = root / ".work"
+    work.mkdir(parents=True)
+    (work / "crypto-config.yaml").write_text(json.dumps(crypto_config(orderers), indent=1))
+    crypto = work / "crypto"
+    _run(tools / "bin" / "cryptogen", ["generate", f"--config={work / 'crypto-config.yaml'}",
+                                       f"--output={crypto}"], work)
+    (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto), indent=1))
+    configtxgen = tools / "bin" / "configtxgen"
+    material = Material(root)
+    _run(configtxgen, ["-profile", GENESIS_PROFILE, "-channelID", SYSTEM_CHANNEL,
+                       "-outputBlock", str(material.genesis_block)], work)
+    (root / "channels").mkdir()
+    for channel in variant.orderer.channels:
+        _run(configtxgen, ["-profile", CHANNEL_PROFILE, "-channelID", channel,
+                           "-outputCreateChannelTx", str(material.channel_tx(channel))], work)
+    orgs = crypto / "ordererOrganizations" / ORDERER_DOMAIN / "orderers"
+    for name in orderers:
+        shutil.copytree(orgs / f"{name}.{ORDERER_DOMAIN}" / "msp", material.orderer_msp(name))
+    users = crypto / "peerOrganizations" / CLIENT_DOMAIN / "users"
+    shutil.copytree(users / f"Admin@{CLIENT_DOMAIN}" / "msp", material.client_msp("admin"))
+    shutil.copytree(users / f"User1@{CLIENT_DOMAIN}" / "msp", material.client_msp("user"))
+    shutil.rmtree(work)
+    return material

@@ -1,0 +1,284 @@
+"""The ordering service of a cluster, behind one set of verbs whichever implementation runs:
+Hyperledger Fabric v1.4.12's own `orderer`, or ordeal's Python model of its Kafka consenter.
+
+The cluster creates the OSN nodes through `create_nodes`, starts them with `start` (for
+Fabric that includes creating the variant's channels the Fabric way), asks `healthy` whether
+a node serves every channel, and hands clients `client_identity()`. Workloads, nemeses and
+reports never ask which implementation runs; run.json and the report say it.
+"""
+from __future__ import annotations
+
+import shutil
+import socket
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from clusters.health import osn_healthy
+from clusters.node import Node
+from clusters.node_config import CLUSTER_PORT, OSN_PORT, osn_json
+
+if TYPE_CHECKING:
+    from clusters.cluster import Cluster
+    from clusters.images.build import ImageTags
+    from clusters.orderer.identity import Identity
+
+FABRIC_VERSION = "1.4.12"
+
+
+class OrderingService(Protocol):
+    implementation: str
+    version: str
+
+    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None: ...
+
+    def start(self, cluster: "Cluster", deadline: float) -> None: ...
+
+    def healthy(self, cluster: "Cluster", node: Node) -> bool: ...
+
+    def client_identity(self, cluster: "Cluster") -> "Identity": ...
+
+
+def _osn_ips(cluster: "Cluster") -> list[tuple[str, str]]:
+    from clusters.cluster import OSN_OFFSET
+    from clusters.subnet import host_ip
+
+    return [(f"osn{i}", host_ip(cluster.subnet, OSN_OFFSET + i)) for i in range(1, cluster.variant.cluster.osns + 1)]
+
+
+def _broker_ips(cluster: "Cluster") -> list[str]:
+    from clusters.cluster import KAFKA_OFFSET
+    from clusters.subnet import host_ip
+
+    return [host_ip(cluster.subnet, KAFKA_OFFSET + i) for i in range(1, cluster.variant.cluster.brokers + 1)]
+
+
+class ModelOrderers:
+    """ordeal's model (clusters/orderer/): each OSN creates its channels' topics itself and
+    reports on GET /healthz once every chain has started."""
+
+    implementation, version = "model", "ordeal"
+
+    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None:
+        if tags.osn is None:
+            raise RuntimeError("the variant asks for OSNs but the OSN image was not built")
+        brokers = _broker_ips(cluster)
+        for name, ip in _osn_ips(cluster):
+            cluster._add(tags.osn, name, "osn", ip, run_labels,
+                         {"ORDEAL_CONFIG": osn_json(cluster.variant, name, brokers)}, data_dir="/var/lib/ordeal")
+
+    def start(self, cluster: "Cluster", deadline: float) -> None:
+        for node in cluster.osns:
+            node.start()
+
+    def healthy(self, cluster: "Cluster", node: Node) -> bool:
+        return osn_healthy(node.ip)
+
+    def client_identity(self, cluster: "Cluster") -> "Identity":
+        from clusters.orderer.identity import NamedIdentity
+
+        return NamedIdentity("client")
+
+
+def _port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
+    try:
+        with socket.create_connection((ip, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+class FabricOrderers:
+    """Fabric v1.4.12's orderer: crypto material and genesis block made by cryptogen and
+    configtxgen at boot (TLS off), each channel created by a CONFIG_UPDATE signed by the
+    client org's admin, healthy when every channel delivers its block 0 (never by probing
+    /healthz before Kafka answers: that crashes 1.4.12, see README)."""
+
+    implementation, version = "fabric-1.4.12", FABRIC_VERSION
+
+    def __init__(self) -> None:
+        self._identities: dict[str, Identity] = {}
+        self._channel_txs: dict[str, bytes] = {}
+
+    # -- boot -----------------------------------------------------------------
+    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None:
+        import docker
+
+        from clusters.fabric import material, material_volume
+        from clusters.images.fabric_build import fabric_tools
+
+        if tags.fabric_orderer is None:
+            raise RuntimeError("the variant asks for Fabric's orderer but its image was not built")
+        v = cluster.variant
+        osns = _osn_ips(cluster)
+        with tempfile.TemporaryDirectory(prefix="ordeal-fabric-") as tmp:
+            made = material.generate(v, [name for name, _ in osns],
+                                     [f"{ip}:{CLUSTER_PORT}" for ip in _broker_ips(cluster)],
+                                     fabric_tools(cluster.cache), Path(tmp) / "material")
+            self._load_identities(made.root / "clients")
+            self._channel_txs = {ch: made.channel_tx(ch).read_bytes() for ch in v.orderer.channels}
+            volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels, made.root)
+        for name, ip in osns:
+            env = {
+                "FABRIC_LOGGING_SPEC": "info",
+                "ORDERER_GENERAL_LISTENADDRESS": "0.0.0.0",
+                "ORDERER_GENERAL_LISTENPORT": str(OSN_PORT),
+                "ORDERER_GENERAL_GENESISMETHOD": "file",
+                "ORDERER_GENERAL_GENESISFILE": f"{material_volume.MOUNT}/genesis.block",
+                "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
+                "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
+                "ORDERER_GENERAL_TLS_ENABLED": "false",
+                "ORDERER_FILELEDGER_LOCATION": "/var/hyperledger/production/orderer",
+                # sarama 1.19 speaks protocol versions Kafka 3.9 still accepts at 1.0.0.
+                "ORDERER_KAFKA_VERSION": "1.0.0",
+                "ORDERER_KAFKA_TOPIC_REPLICATIONFACTOR": str(v.kafka.replication_factor),
+                # Fabric's defaults retry every 5 s for 10 min, then every 5 min: a chain cut off
+                # from Kafka by a fault comes back within a run only with a short interval.
+                "ORDERER_KAFKA_RETRY_SHORTINTERVAL": "1s",
+                "ORDERER_KAFKA_RETRY_SHORTTOTAL": "30m",
+                "ORDERER_KAFKA_RETRY_LONGINTERVAL": "5s",
+                "ORDERER_KAFKA_RETRY_LONGTOTAL": "12h",
+                "ORDERER_OPERATIONS_LISTENADDRESS": "0.0.0.0:8443",
+                "ORDERER_METRICS_PROVIDER": "disabled",
+            }
+            cluster._add(tags.fabric_orderer, name, "osn", ip, run_labels, env,
+                         data_dir="/var/hyperledger/production",
+                         extra_mounts=[docker.types.Mount(target=material_volume.MOUNT, source=volume,
+                                                          type="volume", read_only=True)])
+
+    def start(self, cluster: "Cluster", deadline: float) -> None:
+        from clusters.orderer.client import OsnClient
+
+        for node in cluster.osns:
+            node.start()
+        for node in cluster.osns:
+            while not _port_open(node.ip, OSN_PORT):
+                self._check_alive(cluster, node, deadline, "did not open its Broadcast/Deliver port")
+                time.sleep(0.25)
+        client = OsnClient(self.client_identity(cluster))
+        try:
+            for channel in cluster.variant.orderer.channels:
+                self._create_channel(cluster, client, channel, deadline)
+        finally:
+            client.close()
+
+    def _check_alive(self, cluster: "Cluster", node: Node, deadline: float, failure: str) -> None:
+        from clusters.cluster import ClusterError
+
+        if node.state in ("exited", "dead"):
+            raise ClusterError(f"orderer {node.name} exited; see its log")
+        if time.monotonic() > deadline:
+            raise ClusterError(f"orderer {node.name} {failure}")
+
+    def _create_channel(self, cluster: "Cluster", client: Any, channel: str, deadline: float) -> None:
+        """Broadcast the admin-signed channel creation to the orderers in turn until one
+        answers SUCCESS (or the channel already delivers), then wait until every orderer
+        delivers the channel's block 0."""
+        from clusters.orderer.client import OsnUnreachable
+        from clusters.orderer.config_update import sign_channel_creation
+        from clusters.orderer.wire.common import common_pb2
+
+        tx = common_pb2.Envelope.FromString(self._channel_tx(cluster, channel))
+        addresses = list(cluster.osn_addresses().items())
+        attempt = 0
+        created = False
+        while not created:
+            name, address = addresses[attempt % len(addresses)]
+            attempt += 1
+            try:
+                status = client.broadcast_envelope(address, sign_channel_creation(tx, self._admin(cluster)), timeout=10)
+                created = status == "SUCCESS"
+            except OsnUnreachable:
+                pass
+            if not created:
+                created = self._delivers_block0(client, address, channel)
+            if not created:
+                self._check_alive(cluster, cluster.node(name), deadline, f"did not create channel {channel}")
+                time.sleep(1.0)
+        for node in cluster.osns:
+            address = cluster.osn_addresses()[node.name]
+            while not self._delivers_block0(client, address, channel):
+                self._check_alive(cluster, node, deadline, f"did not deliver block 0 of channel {channel}")
+                time.sleep(0.5)
+
+    @staticmethod
+    def _delivers_block0(client: Any, address: str, channel: str, timeout: float = 3.0) -> bool:
+        from clusters.orderer.client import DeliverFailed, OsnUnreachable
+
+        try:
+            return bool(client.deliver(address, channel, 0, 0, timeout=timeout, best_effort=False))
+        except (DeliverFailed, OsnUnreachable):
+            return False
+
+    def healthy(self, cluster: "Cluster", node: Node) -> bool:
+        """Every channel's block 0 is delivered (strictly: an orderer whose chain has not
+        reached Kafka answers SERVICE_UNAVAILABLE)."""
+        from clusters.orderer.client import OsnClient
+
+        address = f"{node.ip}:{OSN_PORT}"
+        if not _port_open(node.ip, OSN_PORT):
+            return False
+        client = OsnClient(self.client_identity(cluster))
+        try:
+            return all(self._delivers_block0(client, address, ch, timeout=2.0) for ch in cluster.variant.orderer.channels)
+        finally:
+            client.close()
+
+    # -- identities -----------------------------------------------------------
+    def _load_identities(self, clients: Path) -> None:
+        from clusters.fabric.material import CLIENT_MSP
+        from clusters.orderer.identity import MspIdentity
+
+        for who in ("admin", "user"):
+            self._identities[who] = MspIdentity.load(CLIENT_MSP, clients / who / "msp")
+
+    def _fetch_identities(self, cluster: "Cluster") -> None:
+        """A cluster booted by another process: read the client material back from its volume."""
+        from clusters.fabric import material_volume
+
+        image = cluster.osns[0].container.attrs["Config"]["Image"]
+        tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-clients-"))
+        try:
+            clients = material_volume.fetch(cluster.client, image, cluster.run,
+                                            _scratch_labels(cluster), "clients", tmp)
+            self._load_identities(clients)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    def client_identity(self, cluster: "Cluster") -> "Identity":
+        """The client org's user: a member, so it may write and read every channel."""
+        if "user" not in self._identities:
+            self._fetch_identities(cluster)
+        return self._identities["user"]
+
+    def _admin(self, cluster: "Cluster") -> "Identity":
+        if "admin" not in self._identities:
+            self._fetch_identities(cluster)
+        return self._identities["admin"]
+
+    def _channel_tx(self, cluster: "Cluster", channel: str) -> bytes:
+        from clusters.fabric import material_volume
+
+        if channel not in self._channel_txs:
+            image = cluster.osns[0].container.attrs["Config"]["Image"]
+            tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-channels-"))
+            try:
+                folder = material_volume.fetch(cluster.client, image, cluster.run,
+                                               _scratch_labels(cluster), "channels", tmp)
+                self._channel_txs = {p.stem: p.read_bytes() for p in folder.glob("*.tx")}
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return self._channel_txs[channel]
+
+
+def _scratch_labels(cluster: "Cluster") -> dict[str, str]:
+    from clusters import labels as L
+
+    # Owned by this process: a scratch container left by a crash is pruned like the run's others.
+    return L.run_labels(cluster.run, cluster.variant.name, keep=False)
+
+
+def ordering_service(implementation: str) -> OrderingService:
+    """The service object for a variant's `[orderer] implementation`."""
+    return FabricOrderers() if implementation == FabricOrderers.implementation else ModelOrderers()
