@@ -1,23 +1,27 @@
-"""Throughput and Broadcast latency through the OSNs.
+"""Throughput and Broadcast latency of the ordering service: Fabric v1.4.12's orderer and
+ordeal's model, side by side in one run.
 
-    .venv/bin/python bench/osn.py                      # the running ordeal cluster's OSNs
-    .venv/bin/python bench/osn.py --osn 10.0.0.31:7050 --osn 10.0.0.32:7050 --osn 10.0.0.33:7050
+    .venv/bin/python bench/osn.py                       # boots fabric-recommended, then its model twin
+    .venv/bin/python bench/osn.py --variant fabric-recommended --txs 2000
+    .venv/bin/python bench/osn.py --osn 10.0.0.31:7050 --osn 10.0.0.32:7050   # OSNs already running
 
-Broadcasts --txs transactions over --channels, each to a random OSN, from --concurrency
+For each variant (a running cluster of it is used, else one is booted and removed after),
+broadcasts --txs transactions over its channels, each to a random OSN, from --concurrency
 client threads; then waits until every OSN delivers every acknowledged tx. Prints the
 acknowledged rate (SUCCESS answers per second), the ordered rate (until the last acknowledged
-tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers. It does not
-boot a cluster: start one with OSNs first (acks=all is the fabric-recommended variant).
+tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers, then the
+real/model ratios. It asserts nothing.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import random
-import statistics
 import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 from clusters.orderer.client import OsnClient, OsnUnreachable
@@ -28,45 +32,31 @@ def percentile(sorted_values: list[float], q: float) -> float:
     return sorted_values[min(len(sorted_values) - 1, int(q * len(sorted_values)))]
 
 
-def cluster_osns() -> tuple[list[str], str, Identity]:
-    """OSN addresses of the running cluster, a note on its producer acks, its client identity."""
-    from clusters.cluster import Cluster  # needs docker; only when no --osn was given
+@dataclass
+class Figures:
+    label: str
+    statuses: dict[str, int]
+    acknowledged: int
+    broadcast_s: float
+    ordered_s: float | None  # None: not every acknowledged tx was delivered within the wait
+    p50_ms: float
+    p99_ms: float
 
-    cluster = Cluster.attach()
-    if cluster is None or not cluster.osns:
-        sys.exit("bench/osn.py: no running ordeal cluster with OSNs; boot one, or pass --osn addresses")
-    acks = cluster.variant.producer.acks
-    return (list(cluster.osn_addresses().values()), f"variant {cluster.variant.name}, acks={acks}",
-            cluster.client_identity())
+    @property
+    def ack_rate(self) -> float:
+        return self.acknowledged / self.broadcast_s
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--osn", action="append", default=[], help="OSN address host:port (repeatable)")
-    parser.add_argument("--channels", nargs="+", default=["ch0", "ch1"])
-    parser.add_argument("--txs", type=int, default=5000)
-    parser.add_argument("--concurrency", type=int, default=32)
-    parser.add_argument("--creator", default="bench", help="creator name for the model's OSNs given by --osn")
-    parser.add_argument("--msp-dir", type=Path, help="sign with this MSP folder (cryptogen layout), for real orderers")
-    parser.add_argument("--msp-id", help="the MSP id of --msp-dir")
-    parser.add_argument("--payload-bytes", type=int, default=100)
-    args = parser.parse_args()
-    if bool(args.msp_dir) != bool(args.msp_id):
-        parser.error("--msp-dir and --msp-id go together")
-    if args.osn:
-        identity = MspIdentity.load(args.msp_id, args.msp_dir) if args.msp_dir else NamedIdentity(args.creator)
-        addresses, note = args.osn, "acks as configured on the OSNs"
-    else:
-        addresses, note, identity = cluster_osns()
-
+def measure(label: str, addresses: list[str], channels: list[str], identity: Identity, txs: int,
+            concurrency: int, payload_bytes: int) -> Figures:
     client = OsnClient(identity)
     run = f"{time.time_ns():x}"
-    payload = b"x" * args.payload_bytes
+    payload = b"x" * payload_bytes
     latencies: list[float] = []
     statuses: Counter[str] = Counter()
-    acked: dict[str, set[str]] = {channel: set() for channel in args.channels}
+    acked: dict[str, set[str]] = {channel: set() for channel in channels}
     lock = threading.Lock()
-    next_tx = iter(range(args.txs))
+    next_tx = iter(range(txs))
 
     def worker() -> None:
         rng = random.Random()
@@ -75,7 +65,7 @@ def main() -> int:
                 i = next(next_tx, None)
             if i is None:
                 return
-            channel, tx = args.channels[i % len(args.channels)], f"bench-{run}-{i}"
+            channel, tx = channels[i % len(channels)], f"bench-{run}-{i}"
             began = time.perf_counter()
             try:
                 status = client.broadcast(rng.choice(addresses), channel, tx, data=payload)
@@ -88,16 +78,16 @@ def main() -> int:
                     latencies.append(took)
                     acked[channel].add(tx)
 
-    heights = {(a, c): len(client.deliver(a, c, 0)) for a in addresses for c in args.channels}
+    heights = {(a, c): len(client.deliver(a, c, 0)) for a in addresses for c in channels}
     began = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(args.concurrency)]
+    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
     broadcast_s = time.perf_counter() - began
 
-    pending = {(a, c) for a in addresses for c in args.channels if acked[c]}
+    pending = {(a, c) for a in addresses for c in channels if acked[c]}
     while pending and time.perf_counter() - began < broadcast_s + 120:
         for a, c in sorted(pending):
             blocks = client.deliver(a, c, heights[(a, c)])
@@ -106,21 +96,72 @@ def main() -> int:
         time.sleep(0.2)
     ordered_s = time.perf_counter() - began
     client.close()
-
-    ok = statuses["SUCCESS"]
     latencies.sort()
-    print(f"OSNs: {len(addresses)} ({note}); channels: {', '.join(args.channels)}; "
-          f"concurrency {args.concurrency}; payload {args.payload_bytes} B")
-    print(f"statuses: {dict(statuses)}")
-    print(f"acknowledged: {ok} txs in {broadcast_s:.2f} s = {ok / broadcast_s:.0f} txs/s")
-    if pending:
-        print(f"ordered: NOT every acknowledged tx delivered within the wait; missing on {sorted(pending)}")
+    return Figures(label, dict(statuses), statuses["SUCCESS"], broadcast_s, None if pending else ordered_s,
+                   percentile(latencies, 0.50) * 1000 if latencies else float("nan"),
+                   percentile(latencies, 0.99) * 1000 if latencies else float("nan"))
+
+
+def on_variant(name: str, args: argparse.Namespace) -> Figures:
+    """Measure on a running cluster of `name`, or on one booted for it (removed after)."""
+    from clusters.cluster import Cluster
+    from clusters.variant import load_variant
+
+    variant = load_variant(name)
+    cluster, booted = Cluster.attach(variant), False
+    if cluster is None:
+        t = time.monotonic()
+        cluster, booted = Cluster.up(variant), True
+        print(f"{name}: booted in {time.monotonic() - t:.1f} s", flush=True)
+    try:
+        if not cluster.osns:
+            sys.exit(f"bench/osn.py: variant {name} has no OSNs")
+        o = cluster.orderer_description() or {}
+        label = f"{name} ({o.get('implementation')})"
+        return measure(label, list(cluster.osn_addresses().values()), list(variant.orderer.channels),
+                       cluster.client_identity(), args.txs, args.concurrency, args.payload_bytes)
+    finally:
+        if booted:
+            cluster.down()
+
+
+def show(figures: list[Figures], args: argparse.Namespace) -> None:
+    load = os.getloadavg()
+    print(f"{args.txs} txs, concurrency {args.concurrency}, payload {args.payload_bytes} B; "
+          f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
+    print(f"{'':44} {'ack tx/s':>9} {'ordered tx/s':>13} {'p50 ms':>8} {'p99 ms':>8}  statuses")
+    for f in figures:
+        ordered = f"{f.acknowledged / f.ordered_s:13.0f}" if f.ordered_s else f"{'INCOMPLETE':>13}"
+        print(f"{f.label:44} {f.ack_rate:9.0f} {ordered} {f.p50_ms:8.1f} {f.p99_ms:8.1f}  {f.statuses}")
+    if len(figures) == 2:
+        a, b = figures
+        print(f"ratio {a.label.split()[0]} / {b.label.split()[0]}: ack tx/s {a.ack_rate / b.ack_rate:.2f}, "
+              f"p50 {a.p50_ms / b.p50_ms:.2f}, p99 {a.p99_ms / b.p99_ms:.2f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", action="append", default=[],
+                        help="variant to measure (repeatable; default: fabric-recommended and fabric-recommended-model)")
+    parser.add_argument("--osn", action="append", default=[], help="OSN address host:port of running OSNs (repeatable)")
+    parser.add_argument("--channels", nargs="+", default=["ch0", "ch1"], help="with --osn: the channels")
+    parser.add_argument("--txs", type=int, default=5000)
+    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--creator", default="bench", help="with --osn: creator name for the model's OSNs")
+    parser.add_argument("--msp-dir", type=Path, help="with --osn: sign with this MSP folder (cryptogen layout)")
+    parser.add_argument("--msp-id", help="the MSP id of --msp-dir")
+    parser.add_argument("--payload-bytes", type=int, default=100)
+    args = parser.parse_args()
+    if bool(args.msp_dir) != bool(args.msp_id):
+        parser.error("--msp-dir and --msp-id go together")
+    if args.osn:
+        identity = MspIdentity.load(args.msp_id, args.msp_dir) if args.msp_dir else NamedIdentity(args.creator)
+        figures = [measure("given OSNs", args.osn, args.channels, identity, args.txs, args.concurrency,
+                           args.payload_bytes)]
     else:
-        print(f"ordered (every OSN holds every acknowledged tx): {ordered_s:.2f} s = {ok / ordered_s:.0f} txs/s")
-    if latencies:
-        print(f"broadcast latency: p50 {percentile(latencies, 0.50) * 1000:.1f} ms, "
-              f"p99 {percentile(latencies, 0.99) * 1000:.1f} ms, mean {statistics.fmean(latencies) * 1000:.1f} ms")
-    return 0 if not pending else 1
+        figures = [on_variant(name, args) for name in args.variant or ["fabric-recommended", "fabric-recommended-model"]]
+    show(figures, args)
+    return 0 if all(f.ordered_s for f in figures) else 1
 
 
 if __name__ == "__main__":

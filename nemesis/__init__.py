@@ -11,6 +11,8 @@ names of clusters/variant.py FAULT_KINDS plus a few more shapes:
 - link_faults: link-faults (toxiproxy toxics on client-to-broker links)
 - unclean_toggle: unclean-toggle (unclean.leader.election.enable at run time, read back)
 - targeted_loss: targeted-isr-shrink (Jepsen's 2013 Kafka loss, step by step)
+- liveness_probe: kafka-loss-probed (OSNs cut from Kafka while a kubelet-like liveness
+  probe of /healthz restarts them; on Fabric 1.4.12 the next probe crashes the orderer)
 - schedule: mixed (a seeded pick among faults), run_schedule (faults at an interval
   without the harness, always healed)
 

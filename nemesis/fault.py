@@ -3,10 +3,14 @@
 
 Each verb answers the nemesis op(s) to record, {"f": ..., "value": {...}}; the value names
 the fault and the nodes it touched ("nodes", "cut", "components", as reports read them).
+A fault that also acts on its own between its verbs (liveness_probe.py's prober restarts
+nodes from its own threads) records those ops through `record`, which the driver binds
+with `bind_recorder` (run_schedule does; so should the harness's runner).
 """
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any
 
 from harness.op import Op
@@ -27,10 +31,17 @@ class Fault:
     def __init__(self, seed: int = 0):
         self.rng = random.Random(f"{self.name}/{seed}")
         self.cluster: Any = None
+        # Records one nemesis op at once, from any thread; None until bound.
+        self.record: Callable[[Op], Any] | None = None
 
     # -- harness protocol ---------------------------------------------------------
     def setup(self, cluster: Any) -> None:
         self.cluster = cluster
+
+    def bind_recorder(self, record: Callable[[Op], Any]) -> None:
+        """Optional part of the protocol: where ops the fault does on its own, outside
+        start / stop / heal_all, are recorded (thread-safe, as the history's Recorder)."""
+        self.record = record
 
     def invoke(self, request: Op) -> Op:
         if request["f"] == "start":

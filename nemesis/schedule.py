@@ -50,6 +50,13 @@ class Mixed(Fault):
         for part in self.parts.values():
             part.setup(cluster)
 
+    def bind_recorder(self, record: Callable[[Op], Any]) -> None:
+        super().bind_recorder(record)
+        for part in self.parts.values():
+            bind = getattr(part, "bind_recorder", None)
+            if bind is not None:
+                bind(record)
+
     def start(self, rng: random.Random) -> Op:
         if self.active is not None:
             self.stop()
@@ -80,6 +87,10 @@ def run_schedule(faults: list[Fault], *, interval: float, duration: float, seed:
     exception, KeyboardInterrupt), and every op goes to `record` as it is done."""
     rng = random.Random(seed)
     deadline = time.monotonic() + duration
+    for fault in faults:  # ops a fault does on its own (liveness_probe.py) go to `record` too
+        bind = getattr(fault, "bind_recorder", None)
+        if bind is not None:
+            bind(record)
     try:
         while time.monotonic() + interval <= deadline:
             fault = rng.choice(faults)

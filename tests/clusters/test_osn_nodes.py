@@ -1,5 +1,6 @@
-"""The ordering service in containers: 3 OSNs on fabric-recommended agree on every block,
-order every tx they acknowledged, and catch up after a SIGKILL or a pause under load."""
+"""The ordering service in containers: 3 of Fabric v1.4.12's orderers on fabric-recommended
+agree on every block, order every tx they acknowledged, and catch up after a SIGKILL or a
+pause under load."""
 from __future__ import annotations
 
 import random
@@ -11,7 +12,6 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.health import osn_healthy
 from clusters.orderer.client import OsnClient
 
 pytestmark = pytest.mark.cluster
@@ -106,6 +106,26 @@ def wait_for(check: Callable[[], bool], timeout: float) -> bool:
     return True
 
 
+def test_the_cluster_runs_fabrics_own_orderer(fabric: Cluster) -> None:
+    assert fabric.orderer_description() == {"implementation": "fabric-1.4.12", "version": "1.4.12"}
+    assert fabric.status()["orderer"]["implementation"] == "fabric-1.4.12"
+    image = fabric.osns[0].container.attrs["Config"]["Image"]
+    assert image.startswith("ordeal/fabric-orderer:")
+    assert fabric.osns[0].container.exec_run("id -u").output.strip() == b"1000"
+
+
+def test_a_thousand_txs_to_random_real_orderers_are_each_in_exactly_one_place(fabric: Cluster) -> None:
+    load = Load(fabric, "once", seed=11)
+    load.run(1000)
+    assert sum(len(s) for s in load.success.values()) >= 990
+    for channel in CHANNELS:
+        expected = load.success[channel]
+        chains = converged_chains(fabric, channel, expected)
+        assert_identical_and_complete(chains, expected)
+        places = [tx for b in next(iter(chains.values())) for tx in b["txs"] if tx.startswith(f"{load.prefix}-")]
+        assert sorted(places) == sorted(expected), "an acknowledged tx is missing or in two places"
+
+
 def test_five_thousand_txs_to_random_osns_are_ordered_identically_everywhere(fabric: Cluster) -> None:
     load = Load(fabric, "bulk")
     load.run(5000)
@@ -121,7 +141,7 @@ def test_sigkilled_osn_restarts_and_catches_up_to_identical_blocks(fabric: Clust
     victim.kill()
     time.sleep(3)
     victim.start()
-    assert wait_for(lambda: osn_healthy(victim.ip), 60), "osn2 did not come back healthy"
+    assert wait_for(lambda: fabric.osn_healthy(victim), 60), "osn2 did not come back healthy"
     time.sleep(2)
     load.stop(workers)
     assert all(load.success.values())
@@ -134,7 +154,7 @@ def test_paused_osn_resumes_and_catches_up_to_identical_blocks(fabric: Cluster) 
     workers = load.run_until_stopped()
     time.sleep(2)
     victim.pause()
-    assert not osn_healthy(victim.ip, timeout=1.0)
+    assert not fabric.osn_healthy(victim)
     time.sleep(4)
     victim.resume()
     time.sleep(2)
@@ -151,8 +171,8 @@ def test_osn_restarted_after_the_controller_moved_starts_its_chains(fabric: Clus
     try:
         assert wait_for(lambda: (c := fabric.controller()) is not None and c.name != controller.name, 60)
         victim.start()
-        assert wait_for(lambda: osn_healthy(victim.ip), 60), "osn1 did not start its chains"
+        assert wait_for(lambda: fabric.osn_healthy(victim), 60), "osn1 did not start its chains"
     finally:
         controller.start()
         victim.start()
-    assert wait_for(lambda: all(osn_healthy(n.ip) for n in fabric.osns), 60)
+    assert wait_for(lambda: all(fabric.osn_healthy(n) for n in fabric.osns), 60)

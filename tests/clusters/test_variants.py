@@ -55,7 +55,8 @@ def test_fabric_recommended_matches_the_fabric_guide() -> None:
     assert v.kafka.unclean_leader_election_enable is False
     assert v.producer.acks == "all" and v.kafka.log_retention_ms == -1
     assert v.kafka.message_max_bytes > v.orderer.absolute_max_bytes
-    assert set(v.expect.values()) == {"valid"}
+    # Safe under every fault but one: Fabric 1.4.12's orderer crashes under kafka-loss-probed.
+    assert {k: e for k, e in v.expect.items() if e != "valid"} == {"kafka-loss-probed": "invalid"}
 
 
 def test_the_real_orderer_is_the_default_and_one_variant_keeps_the_model() -> None:

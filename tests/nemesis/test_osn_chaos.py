@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.health import osn_healthy
 from clusters.node_config import CLUSTER_PORT
 from clusters.variant import load_variant
 from harness.nemesis_api import fault_factory
@@ -27,10 +26,10 @@ def cluster():
         c.down()
 
 
-def healthy_within(node, seconds: float) -> bool:
+def healthy_within(cluster: Cluster, node, seconds: float) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if osn_healthy(node.ip, timeout=1):
+        if cluster.osn_healthy(node):
             return True
         time.sleep(0.5)
     return False
@@ -43,9 +42,9 @@ def test_faulted_osn_does_not_answer_until_undone(cluster: Cluster, fault: str, 
     nem.setup(cluster)
     done = nem.invoke({"f": "start", "fault": fault})
     assert done == {"f": did, "value": {"fault": fault, "nodes": [osn.name], "pick": "random"}}
-    assert not osn_healthy(osn.ip, timeout=2)
+    assert not cluster.osn_healthy(osn)
     assert nem.invoke({"f": "stop", "fault": fault})["f"] == undid
-    assert healthy_within(osn, 60)
+    assert healthy_within(cluster, osn, 60)
     assert nem.heal_all() == []
 
 
