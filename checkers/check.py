@@ -1,9 +1,12 @@
 """`check_history`: a run's history in, results.json out (the public entry point).
 
 results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
-"evidence"}}, "checkers": {"kafka"|"ordering": {"valid", "unknown"}}, "variant",
+"evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "unknown"}}, "variant",
 "scenario", "idempotent", "stats", "warnings", "history"}. Examples are at most 10
 per anomaly, evidence the sorted history indices, at most 1000 per anomaly.
+
+The nodes checker (node-crash) judges only histories that record crashes: one from a
+harness that watched for none says nothing about its nodes.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from pyspark.sql import functions as F
 
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
 from checkers.kafka import kafka_anomalies
+from checkers.nodes import CRASH, node_anomalies
 from checkers.ordering import ordering_anomalies
 from checkers.schema import KAFKA_FS, ORDERING_FS
 from checkers.session import spark_session
@@ -95,7 +99,8 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     stats = {"ops": history.op_count, "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
     ordering_rows, undelivered = ordering_anomalies(tables)
-    rows = kafka_rows.unionByName(ordering_rows).persist(StorageLevel.MEMORY_AND_DISK)
+    rows = (kafka_rows.unionByName(ordering_rows).unionByName(node_anomalies(tables))
+            .persist(StorageLevel.MEMORY_AND_DISK))
     try:
         return _results(history, rows, undrained, undelivered, info_seen, stats, idempotent)
     finally:
@@ -111,9 +116,11 @@ def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivere
                   for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()],
         "ordering": [f"no deliver of channel {r['channel']} which had SUCCESS broadcasts"
                      for r in undelivered.orderBy("channel").limit(_MAX_UNKNOWN).collect()],
+        "nodes": [],
     }
     ran = {"kafka": any(f in stats["by_f"] for f in KAFKA_FS),
-           "ordering": any(f in stats["by_f"] for f in ORDERING_FS)}
+           "ordering": any(f in stats["by_f"] for f in ORDERING_FS),
+           "nodes": CRASH in stats["by_f"]}
     checkers: dict[str, Any] = {}
     for checker, names in CHECKERS.items():
         if not ran[checker]:

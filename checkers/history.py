@@ -32,8 +32,8 @@ HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
 # 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
-# no send or poll ops.
-_CACHE_FORMAT = 6
+# no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail).
+_CACHE_FORMAT = 7
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])

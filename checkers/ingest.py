@@ -241,6 +241,8 @@ def conform(raw: Any, kind: pa.DataType | pa.Schema) -> Any:
         return [conform(x, kind.value_type) for x in raw] if isinstance(raw, list) else None
     if pa.types.is_string(kind):
         return raw if isinstance(raw, str) else None
+    if pa.types.is_boolean(kind):
+        return raw if isinstance(raw, bool) else None
     if isinstance(raw, bool) or not isinstance(raw, int):
         return None
     low, high = _INT_RANGE[kind]

@@ -4,8 +4,9 @@ the Parquet copy holds, each declared once, in Arrow; Spark's are derived from t
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
 not clash; where a field's JSON type does not fit (nemesis values are free-form) the
 field is read as null. Only the fields the checkers read are parsed: the others (key,
-partitions, seek, high_watermark, from, last_offset, node, error) are allowed and
-skipped.
+partitions, seek, high_watermark, from, last_offset, the op's own node, error) are
+allowed and skipped. Of nemesis values only the `crash` op's are read (node, role,
+exit_code, oom_killed, log_tail: harness.crash_watch), for the node-crash anomaly.
 
 Optional block fields this checker understands beyond the contract: `data`, a list of
 hex-encoded marshalled envelopes; when present, data_hash and the header hash are
@@ -48,6 +49,12 @@ VALUE = pa.struct([
     ("tx", pa.string()),
     ("status", pa.string()),
     ("blocks", pa.list_(BLOCK)),
+    # crash (nemesis)
+    ("node", pa.string()),
+    ("role", pa.string()),
+    ("exit_code", pa.int64()),
+    ("oom_killed", pa.bool_()),
+    ("log_tail", pa.list_(pa.string())),
 ])
 
 # Jepsen's processes are integers, the nemesis is a name: tables hold both as text.
@@ -62,14 +69,16 @@ OP = pa.schema([
 # What Arrow's reader parses a line of a client process as.
 CLIENT_OP = OP.set(OP.get_field_index("process"), pa.field("process", pa.int64()))
 
-_SCALARS = [f for f in VALUE if not pa.types.is_list(f.type)]
+# The value's fields kept beside the op's own: the scalars, and a crash's few log lines.
+_KEPT_LISTS = ("log_tail",)
+_KEPT_VALUE = [f for f in VALUE if not pa.types.is_list(f.type) or f.name in _KEPT_LISTS]
 _OP_HEAD = [f for f in OP if f.name != "value"]
 
-# The flat tables. ops: one row per usable op, the value's scalar fields beside the op's
-# own, and the line of the file it was read from; records: one row per record of an ok
+# The flat tables. ops: one row per usable op, the value's scalar fields (and log_tail)
+# beside the op's own, and the line of the file it was read from; records: one row per record of an ok
 # poll or final read (`pos` in the op's records, topic and partition taken from the op
 # when the record omits them); blocks: one row per block of an ok deliver.
-OPS = pa.schema([pa.field("line", pa.int64()), *_OP_HEAD, *_SCALARS])
+OPS = pa.schema([pa.field("line", pa.int64()), *_OP_HEAD, *_KEPT_VALUE])
 RECORDS = pa.schema([OP.field("index"), OP.field("f"), VALUE.field("consumer"), pa.field("pos", pa.int32()),
                      *RECORD])
 BLOCKS = pa.schema([OP.field("index"), VALUE.field("channel"), VALUE.field("osn"), pa.field("pos", pa.int32()),
@@ -88,5 +97,5 @@ TYPES = ("invoke", "ok", "fail", "info")
 KAFKA_FS = ("send", "assign", "poll", "final-read")
 ORDERING_FS = ("broadcast", "deliver")
 CLIENT_FS = KAFKA_FS + ORDERING_FS
-NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config")
+NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config", "crash")
 NEMESIS = "nemesis"

@@ -3,7 +3,8 @@
 A failing anomaly makes its checker false. Duplicates fail only when the run's
 producer is idempotent (Fabric's is not: peers drop repeated tx ids). lagging-osn and
 partitions or channels nobody read to the end make a checker unknown, not false.
-unseen is informational and never changes a verdict.
+unseen is informational and never changes a verdict. node-crash (a node exited while
+no fault had stopped it) always fails.
 """
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ UNKNOWN: Literal["unknown"] = "unknown"
 KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "nonmonotonic-poll",
          "poll-skip", "nonmonotonic-send", "aborted-read", "unseen")
 ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
-CHECKERS: dict[str, tuple[str, ...]] = {"kafka": KAFKA, "ordering": ORDERING}
+NODES = ("node-crash",)
+CHECKERS: dict[str, tuple[str, ...]] = {"kafka": KAFKA, "ordering": ORDERING, "nodes": NODES}
 
 _DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
 _MAKES_UNKNOWN = frozenset({"lagging-osn"})

@@ -21,6 +21,9 @@ class Node:
     role: Role
     ip: str
     container: Container = field(repr=False)
+    # A stop the harness meant (kill, stop) until the next start: harness.crash_watch reports
+    # any other exit as a crash. Set before the signal, cleared after the start.
+    expected_down: bool = field(default=False, repr=False, compare=False)
 
     @property
     def node_id(self) -> int:
@@ -52,9 +55,16 @@ class Node:
             self.container.unpause()
         elif self.state != "running":
             self.container.start()
+        self.expected_down = False
+
+    def _intend_down(self) -> None:
+        # Only a live node: one that already exited by itself stays a crash.
+        if self.state in ("running", "paused"):
+            self.expected_down = True
 
     def kill(self) -> None:
         """SIGKILL: no shutdown hooks, no flush; the data volume keeps what reached it."""
+        self._intend_down()
         if self.state == "paused":
             self.container.unpause()
         if self.state == "running":
@@ -65,6 +75,7 @@ class Node:
         if not clean_shutdown:
             self.kill()
             return
+        self._intend_down()
         if self.state == "paused":
             self.container.unpause()
         if self.state == "running":

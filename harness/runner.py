@@ -3,9 +3,12 @@
 One generator (harness.plan) drives every thread: client threads (harness.worker) and
 the nemesis thread ask it for their next op under one lock. Nemesis ops are recorded as process "nemesis". Whatever happens (end of the run, a bug,
 SIGINT/SIGTERM), every fault is healed and the history flushed before teardown.
+From the first op to the last final read, harness.crash_watch records a `crash` nemesis op
+for every node that exits while no fault stopped it; it stops before the teardown.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import threading
@@ -16,6 +19,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from harness.crash_watch import CrashWatch
 from harness.generator import Context, Pending, Phases
 from harness.history import Recorder
 from harness.op import INFO, NEMESIS, Op
@@ -123,6 +127,7 @@ class Runner:
         self._crash: BaseException | None = None
         self._healed_once = False
         self._owned = False  # this run booted the cluster
+        self._crash_watch: CrashWatch | None = None
 
     # -- control ----------------------------------------------------------------
     def stop(self, signum: int | None = None) -> None:
@@ -174,9 +179,12 @@ class Runner:
                 self._booting = False
             if self.cluster is not None and hasattr(self.cluster, "run"):
                 run_json["cluster"] = self.cluster.run
+                describe = getattr(self.cluster, "orderer_description", None)
+                run_json["orderer"] = describe() if describe else None
                 write_json(run_dir / RUN_JSON, run_json)
             self.recorder = Recorder(run_dir / HISTORY)
             try:
+                self._start_crash_watch()
                 if not self._stop.is_set():
                     self._setup_nemeses()
                     self._phase = "run"
@@ -186,8 +194,12 @@ class Runner:
                 raise
             finally:
                 self._phase = "heal"
-                if self._active or self._stop.is_set() or self._crash or not self._healed_once:
-                    self._heal_everything()
+                try:
+                    if self._active or self._stop.is_set() or self._crash or not self._healed_once:
+                        self._heal_everything()
+                finally:
+                    # Before teardown stops every node: from here on no exit is a crash.
+                    self._stop_crash_watch(result)
                 self.recorder.close()
         finally:
             self._phase = "teardown"
@@ -267,6 +279,37 @@ class Runner:
                     node.save_logs(logs)
         except Exception as exc:  # noqa: BLE001 - the history is already safe
             result.notes.append(f"teardown: {exc.__class__.__name__}: {exc}")
+
+    # -- crashes ----------------------------------------------------------------
+    def _start_crash_watch(self) -> None:
+        """Watch every node of the cluster for exits no fault caused (harness.crash_watch),
+        from the first recorded op to the last final read. On a reused cluster, nodes
+        already down are an earlier run's business."""
+        cluster = self.cluster
+        if cluster is None or not getattr(cluster, "nodes", None):
+            return
+        self._crash_watch = CrashWatch(lambda: list(getattr(cluster, "nodes", [])),
+                                       lambda op: self._record_nemesis(op, None),
+                                       baseline=not self._owned).start()
+
+    def _look_for_crashes(self) -> None:
+        """Record the crashes not seen yet, before a fault or a heal may start those nodes again."""
+        watch = self._crash_watch
+        if watch is not None:
+            try:
+                watch.poll()
+            except Exception:  # noqa: BLE001 - never in the way of a fault or a heal
+                log.exception("crash watch: a look at the nodes failed")
+
+    def _stop_crash_watch(self, result: RunResult) -> None:
+        watch, self._crash_watch = self._crash_watch, None
+        if watch is None:
+            return
+        watch.stop()
+        for op in watch.crashes:
+            v = op["value"]
+            result.notes.append(f"node {v['node']} ({v['role']}) crashed: exit code {v['exit_code']}"
+                                + (", OOM-killed" if v["oom_killed"] else ""))
 
     # -- workers ----------------------------------------------------------------
     def _drive(self) -> None:
@@ -352,12 +395,16 @@ class Runner:
         """Bind every nemesis, then let it undo what a crashed earlier run on a reused
         cluster may have left (recorded, before the first client op)."""
         for name, nem in self.plan.nemeses.items():
+            bind = getattr(nem, "bind_recorder", None)
+            if bind is not None:  # a fault that acts from its own threads (a liveness prober)
+                bind(functools.partial(self._record_nemesis, fault=name))
             nem.setup(self.cluster)
             for op in nem.heal_all() or []:
                 self._record_nemesis(op, name)
 
     def _fault(self, template: Op) -> None:
         name = template["fault"]
+        self._look_for_crashes()
         try:
             answer = self.plan.nemeses[name].invoke(dict(template))
         except Exception as exc:  # noqa: BLE001 - a failed fault is recorded, the run goes on
@@ -385,6 +432,7 @@ class Runner:
         """Every nemesis heals all it may have done, then one `heal` op marks that the
         cluster is whole again (final reads come after it). Safe to repeat."""
         with self._heal_lock:
+            self._look_for_crashes()
             for name, nem in self.plan.nemeses.items():
                 try:
                     ops = nem.heal_all() or []

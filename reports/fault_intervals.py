@@ -2,7 +2,9 @@
 
 A fault opens at kill / pause / partition / link-fault / config and closes at the
 matching start / resume / heal (or at the next heal); shapes not recognised still
-open and close, they just carry no nodes or cuts.
+open and close, they just carry no nodes or cuts. A node's crash (harness.crash_watch:
+no fault stopped it) opens like a kill and closes at that node's start; it is shown
+with the faults but not counted as one injected.
 """
 from __future__ import annotations
 
@@ -11,7 +13,9 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Callable
 
-OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal"}
+OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal",
+           "crash": "start"}
+CRASH = "crash"
 # A heal ends every network and configuration fault still open (DESIGN.md "Nemeses").
 HEALED_BY_ANY_HEAL = {"partition", "link-fault", "config"}
 
@@ -46,6 +50,8 @@ class FaultInterval:
             who = f"{d['key']}={json.dumps(setting) if not isinstance(setting, str) else setting}"
         elif self.kind == "link-fault" and isinstance(d.get("toxic"), str):
             who = f"{d['toxic']} {who}"
+        elif self.kind == CRASH and isinstance(d.get("exit_code"), int) and not isinstance(d["exit_code"], bool):
+            who = f"{who} (exit {d['exit_code']})"
         return f"{self.kind} {who}".strip()
 
     def cut_edges(self) -> set[frozenset[str]]:
@@ -108,6 +114,11 @@ class FaultTracker:
         self._open: list[FaultInterval] = []
         self.nodes_seen: set[str] = set()
 
+    @property
+    def injected(self) -> list[FaultInterval]:
+        """The intervals the nemesis caused: all but the nodes' own crashes."""
+        return [iv for iv in self.intervals if iv.kind != CRASH]
+
     def feed(self, op: dict[str, Any]) -> None:
         if op.get("type") == "invoke":
             return  # the info completion carries what was done
@@ -128,10 +139,10 @@ class FaultTracker:
             self._open.append(iv)
             self.intervals.append(iv)
         elif f in ("start", "resume"):
-            opener = "kill" if f == "start" else "pause"
+            openers = ("kill", CRASH) if f == "start" else ("pause",)
 
             def undone(o: FaultInterval) -> bool:
-                if o.kind != opener:
+                if o.kind not in openers:
                     return False
                 if nodes and o.nodes:
                     return bool(set(o.nodes) & set(nodes))

@@ -42,7 +42,7 @@ def junit_tree(files: RunFiles) -> ET.ElementTree:
         # The checker's own list when results.json has one, else the anomalies of its family.
         names = body.get("anomalies") if isinstance(body.get("anomalies"), list) else None
         if names is None:
-            names = by_family.get(name, []) if name in ("kafka", "ordering") else list(counts)
+            names = by_family.get(name, []) if name in ("kafka", "ordering", "nodes") else list(counts)
         found = [f"{n} x{counts[n]}" if n in counts else str(n) for n in names]
         reasons = [str(r) for r in body.get("unknown") or [] if isinstance(body.get("unknown"), list)]
         tally["tests"] += 1

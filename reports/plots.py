@@ -24,7 +24,7 @@ from reports.history_digest import HistoryDigest  # noqa: E402
 OUTCOME_COLOURS = {"ok": "#2f9e44", "fail": "#e03131", "info": "#f08c00"}
 FAULT_COLOURS = {
     "partition": "#ffc9c9", "kill": "#d0bfff", "pause": "#a5d8ff",
-    "link-fault": "#ffe8cc", "config": "#c3fae8",
+    "link-fault": "#ffe8cc", "config": "#c3fae8", "crash": "#ff8787",
 }
 WIDTH_IN = 11.0
 MAIN_OPS = ("send", "poll", "broadcast", "deliver")

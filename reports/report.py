@@ -169,19 +169,49 @@ def _key_settings(files: RunFiles) -> list[str]:
     return out
 
 
+CRASHES_NAMED = 5
+
+
+def _crashes(files: RunFiles) -> str:
+    """A sentence naming the nodes that crashed by themselves (node-crash), or ""."""
+    found = [a for a in files.anomalies if a.name == "node-crash"]
+    if not found:
+        return ""
+    crash = found[0]
+    named = []
+    for ex in crash.examples[:CRASHES_NAMED]:
+        details = [f"exit code {ex['exit_code']}"] if isinstance(ex.get("exit_code"), int) else []
+        if ex.get("oom_killed") is True:
+            details.append("OOM-killed")
+        named.append(f"{ex.get('node', '?')}" + (f" ({', '.join(details)})" if details else ""))
+    more = crash.count - len(named)
+    who = ", ".join(named) + (f" and {more} more" if more > 0 else "")
+    if crash.count == 1:
+        return f"A node crashed while no fault had stopped it: {who}."
+    return f"{crash.count} node crashes while no fault had stopped them: {who}."
+
+
 def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
     if not files.results:
         return "Not checked: results.json is missing, so no verdict was reached."
     bad = [f"{t.name} ({t.count})" for t in tiles if t.count and t.fails]
     allowed = [f"{t.name} ({t.count})" for t in tiles if t.count and not t.fails]
     tail = f"; allowed by this configuration: {', '.join(allowed)}" if allowed else ""
+    crashes = _crashes(files)
     if verdict == "valid":
         return ("No lost, reordered or forked data under these faults" + tail + ".") if not bad else (
             "Valid, though the checkers reported: " + ", ".join(bad) + tail + ".")
     if verdict == "invalid":
+        if crashes:
+            return crashes + (" Data went wrong too: " + ", ".join(bad) + tail + "." if bad else
+                              (" Allowed by this configuration: " + ", ".join(allowed) + "." if allowed else ""))
         return ("Data went wrong under these faults: " + ", ".join(bad) + tail + ".") if bad else (
             "The checkers judged this run invalid" + tail + ".")
     return "The checkers could not decide" + (": " + ", ".join(bad) if bad else "") + tail + "."
+
+
+# Example fields shown as blocks of text under the examples table, not as a column.
+TEXT_FIELDS = ("log_tail",)
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
@@ -190,7 +220,7 @@ def _sections(files: RunFiles) -> list[AnomalySection]:
         examples = a.examples[:EXAMPLES_SHOWN]
         columns: list[str] = []
         for ex in examples:
-            columns += [k for k in ex if k not in columns]
+            columns += [k for k in ex if k not in columns and k not in TEXT_FIELDS]
         out.append(AnomalySection(a, files.effect(a), columns, examples, a.evidence[: history_digest.EVIDENCE_SHOWN]))
     return out
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers.verdict import KAFKA, ORDERING, fails
+from checkers.verdict import KAFKA, NODES, ORDERING, fails
 from clusters.variant import meets
 
 HISTORY = "history.jsonl"
@@ -20,6 +20,7 @@ RESULTS = "results.json"
 # Which checker owns which anomaly, and which fail a verdict: the checkers' own rules.
 KAFKA_ANOMALIES = KAFKA
 ORDERING_ANOMALIES = ORDERING
+NODE_ANOMALIES = NODES
 
 ANOMALY_MEANINGS = {
     "lost-write": "a send acknowledged at an offset whose value is missing from the final read of that partition",
@@ -36,6 +37,8 @@ ANOMALY_MEANINGS = {
     "lost-tx": "Broadcast answered SUCCESS, yet the tx is in no block of any OSN after recovery",
     "duplicate-tx": "one tx id in more than one place of the chain (allowed unless idempotence is promised)",
     "lagging-osn": "an OSN did not catch up after recovery (makes the verdict unknown, not false)",
+    "node-crash": "a node exited while no fault had stopped it (a panic, an assertion, an OOM), "
+                  "with its exit code and last log lines",
 }
 
 
@@ -67,6 +70,8 @@ class Anomaly:
             return "ordering"
         if self.name in KAFKA_ANOMALIES:
             return "kafka"
+        if self.name in NODE_ANOMALIES:
+            return "nodes"
         return "other"
 
     @property
@@ -128,7 +133,7 @@ class RunFiles:
         raw = self.results.get("anomalies")
         if not isinstance(raw, dict):
             return []
-        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES)}
+        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES + NODE_ANOMALIES)}
         found = []
         for name, body in raw.items():
             body = body if isinstance(body, dict) else {}

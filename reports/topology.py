@@ -79,7 +79,7 @@ def topology_chart(nodes: list[str], faults: list[FaultInterval]) -> tuple[str |
         ax.axis("off")
     for ax, fault in zip(axes.flat, panels):
         cut = fault.cut_edges() if fault is not None else set()
-        down = set(fault.nodes) if fault is not None and fault.kind in ("kill", "pause") else set()
+        down = set(fault.nodes) if fault is not None and fault.kind in ("kill", "pause", "crash") else set()
         kept = [e for e in g.edges if frozenset(e) not in cut]
         severed = [tuple(e) for e in cut if all(n in pos for n in e)]
         nx.draw_networkx_edges(g, pos, edgelist=kept, ax=ax, edge_color="#adb5bd", width=0.8)
@@ -92,7 +92,7 @@ def topology_chart(nodes: list[str], faults: list[FaultInterval]) -> tuple[str |
         if fault is None:
             ax.set_title("cluster", fontsize=9)
         else:
-            verb = {"kill": "killed", "pause": "paused"}.get(fault.kind)
+            verb = {"kill": "killed", "pause": "paused", "crash": "crashed"}.get(fault.kind)
             if verb:
                 what = f"{verb}: {', '.join(fault.nodes)}"
             elif fault.kind == "partition":

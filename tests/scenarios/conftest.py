@@ -19,7 +19,7 @@ import pytest
 from clusters.variant import load_variant
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ["fabric-recommended", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
+VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
 
 
 def _cell(item: pytest.Item) -> tuple[str, str] | None:

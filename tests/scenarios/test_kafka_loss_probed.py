@@ -8,10 +8,6 @@ from tests.scenarios.conftest import VARIANTS
 
 KIND = "kafka-loss-probed"
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
-# The model's twin of fabric-recommended too: the fault is where the two implementations differ.
-CELLS = [*VARIANTS, *(v for v in ["fabric-recommended-model"] if v not in VARIANTS)]
-
-
-@pytest.mark.parametrize("variant", CELLS)
+@pytest.mark.parametrize("variant", VARIANTS)
 def test_kafka_loss_probed(variant: str, judge) -> None:
     judge(KIND, variant)
