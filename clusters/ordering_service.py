@@ -122,6 +122,9 @@ class FabricOrderers:
         for name, ip in osns:
             env = {
                 "FABRIC_LOGGING_SPEC": "info",
+                # Fabric's default format colours each line; logs and crash evidence are read as text.
+                "FABRIC_LOGGING_FORMAT": "%{time:2006-01-02 15:04:05.000 MST} [%{module}] %{shortfunc} -> "
+                                         "%{level:.4s} %{id:03x} %{message}",
                 "ORDERER_GENERAL_LISTENADDRESS": "0.0.0.0",
                 "ORDERER_GENERAL_LISTENPORT": str(OSN_PORT),
                 "ORDERER_GENERAL_GENESISMETHOD": "file",

@@ -51,11 +51,13 @@ class Chain:
     """Consumes the channel's partition into the ledger; `order` produces to it."""
 
     def __init__(self, channel: str, partition: PartitionLog, ledger: Ledger, batch: BatchSettings,
-                 clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0) -> None:
+                 clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0,
+                 cutter: BlockCutter | None = None) -> None:
         self.channel = channel
         self.ledger = ledger
         self._log = partition
-        self._cutter = BlockCutter(batch.max_message_count, batch.preferred_max_bytes)
+        # `cutter` lets a test (or the conformance replay) put a different cutter in.
+        self._cutter = cutter or BlockCutter(batch.max_message_count, batch.preferred_max_bytes)
         self._batch_timeout_s = batch.batch_timeout_ms / 1000
         self._clock = clock
         self._retry_interval_s = retry_interval_s

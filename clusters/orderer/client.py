@@ -22,7 +22,7 @@ from clusters.orderer.block_hash import header_hash
 from clusters.orderer.broadcast import MAYBE_APPENDED
 from clusters.orderer.envelopes import make_envelope, tx_label_of
 from clusters.orderer.identity import Identity
-from clusters.orderer.ledger import last_offset_of
+from clusters.orderer.ledger import persisted_offset
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
 
@@ -65,10 +65,8 @@ class DeliverFailed(Exception):
 def block_last_offset(block: common_pb2.Block) -> int:
     """The block's Kafka LastOffsetPersisted; -1 for a block without consenter metadata (a
     real orderer's block 0 of a channel: its genesis/config block)."""
-    metadata = block.metadata.metadata
-    if len(metadata) <= common_pb2.ORDERER or not common_pb2.Metadata.FromString(metadata[common_pb2.ORDERER]).value:
-        return -1
-    return last_offset_of(block)
+    offset = persisted_offset(block)
+    return -1 if offset is None else offset
 
 
 def block_summary(block: common_pb2.Block) -> dict:
@@ -132,6 +130,12 @@ class OsnClient:
         (nothing there yet gives []). stop=n: waits for block n. best_effort=True still
         reads the ledger of an OSN whose chain halted (Fabric's BEST_EFFORT).
         """
+        return [block_summary(b) for b in self.deliver_blocks(address, channel, start, stop, timeout, best_effort)]
+
+    def deliver_blocks(self, address: str, channel: str, start: int | Literal["oldest", "newest"] = 0,
+                       stop: int | None = None, timeout: float = 30.0,
+                       best_effort: bool = True) -> list[common_pb2.Block]:
+        """As deliver, but the blocks as Fabric's common.Block messages, untouched."""
         upto_height = stop is None
         seek = ab_pb2.SeekInfo(
             start=_seek_position(start),
@@ -140,16 +144,16 @@ class OsnClient:
             error_response=ab_pb2.SeekInfo.BEST_EFFORT if best_effort else ab_pb2.SeekInfo.STRICT)
         request = make_envelope(channel, self.identity, seek.SerializeToString(),
                                 header_type=common_pb2.DELIVER_SEEK_INFO)
-        blocks: list[dict] = []
+        blocks: list[common_pb2.Block] = []
         try:
             for response in self._stub(address).Deliver(iter([request]), timeout=timeout):
                 if response.WhichOneof("Type") == "block":
-                    blocks.append(block_summary(response.block))
+                    blocks.append(response.block)
                     continue
                 status = common_pb2.Status.Name(response.status)
                 if status == "SUCCESS" or (status == "NOT_FOUND" and upto_height and not blocks):
                     return blocks
-                raise DeliverFailed(address, channel, status, blocks)
+                raise DeliverFailed(address, channel, status, [block_summary(b) for b in blocks])
         except grpc.RpcError as exc:
             raise OsnUnreachable(address, exc.code().name, exc.details() or "") from None
         raise OsnUnreachable(address, "NO_RESPONSE")

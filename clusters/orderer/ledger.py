@@ -33,6 +33,16 @@ def last_offset_of(block: common_pb2.Block) -> int:
     return kafka_pb2.KafkaMetadata.FromString(metadata.value).last_offset_persisted
 
 
+def persisted_offset(block: common_pb2.Block) -> int | None:
+    """The block's LastOffsetPersisted, or None for a block without consenter metadata (a
+    channel's genesis block, as Fabric's registrar writes it). Fabric's getOffsets reads an
+    empty ORDERER metadata value as "nothing persisted": the chain consumes from the oldest offset."""
+    metadata = block.metadata.metadata
+    if len(metadata) <= common_pb2.ORDERER or not common_pb2.Metadata.FromString(metadata[common_pb2.ORDERER]).value:
+        return None
+    return last_offset_of(block)
+
+
 class Ledger:
     """One channel's blocks; thread-safe; readers can wait for a height."""
 
@@ -79,7 +89,7 @@ class Ledger:
     def _remember(self, block: common_pb2.Block, position: int, length: int) -> None:
         self._records.append((position, length))
         self._last_hash = header_hash(block.header)
-        self._last_offset = last_offset_of(block)
+        self._last_offset = persisted_offset(block)
 
     @property
     def height(self) -> int:
@@ -92,9 +102,8 @@ class Ledger:
 
     def append(self, envelopes: list[bytes], last_offset: int) -> common_pb2.Block:
         """Make the next block from a batch, write it, fsync it, then make it visible."""
-        number = self.height
         block = common_pb2.Block()
-        block.header.number = number
+        block.header.number = self.height
         block.header.previous_hash = self._last_hash
         block.header.data_hash = data_hash(envelopes)
         block.data.data.extend(envelopes)
@@ -103,6 +112,14 @@ class Ledger:
         block.metadata.metadata.extend([b""] * (common_pb2.ORDERER + 1))
         block.metadata.metadata[common_pb2.ORDERER] = common_pb2.Metadata(
             value=kafka_metadata.SerializeToString()).SerializeToString()
+        return self.write_block(block)
+
+    def write_block(self, block: common_pb2.Block) -> common_pb2.Block:
+        """Write a block made elsewhere (e.g. a channel's genesis block from Fabric's
+        registrar) as the next one; it must continue the chain."""
+        if block.header.number != self.height or block.header.previous_hash != self._last_hash:
+            raise ValueError(f"{self.path}: block {block.header.number} does not continue the chain "
+                             f"at height {self.height}")
         body = block.SerializeToString()
         position = os.lseek(self._fd, 0, os.SEEK_END) + _RECORD_HEAD.size
         os.write(self._fd, _RECORD_HEAD.pack(len(body), zlib.crc32(body)) + body)
