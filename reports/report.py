@@ -166,7 +166,22 @@ def _key_settings(files: RunFiles) -> list[str]:
         if key in found:
             k, v = found[key]
             out.append(f"{k}={v if isinstance(v, str) else json.dumps(v)}")
+    orderer = _orderer(files)
+    if orderer:
+        out.append(f"orderer: {orderer}")
     return out
+
+
+def _orderer(files: RunFiles) -> str | None:
+    """Which ordering service ran: what run.json recorded from the cluster, else what the
+    variant asked for (older runs); None without OSNs."""
+    ran = files.run.get("orderer")
+    if isinstance(ran, dict) and ran.get("implementation"):
+        return str(ran["implementation"])
+    cluster, orderer = files.variant.get("cluster"), files.variant.get("orderer")
+    if isinstance(cluster, dict) and cluster.get("osns") and isinstance(orderer, dict):
+        return str(orderer.get("implementation", "model"))
+    return None
 
 
 CRASHES_NAMED = 5

@@ -91,11 +91,16 @@ class OrderingClient:
                  addresses: dict[str, str] | None = None):
         self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
         self.osn: OsnClient | None = None
+        # Which ordering service answers ({"implementation", "version"}), carried by the final
+        # delivers so that the history itself says what it tested.
+        self.orderer: dict[str, str] | None = None
         self._closed = threading.Event()
 
     def open(self, cluster: Any, process: int) -> "OrderingClient":
         client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses())
         client.osn = OsnClient(cluster.client_identity())
+        describe = getattr(cluster, "orderer_description", None)
+        client.orderer = describe() if describe else None
         return client
 
     def invoke(self, op: Op) -> Op:
@@ -163,12 +168,17 @@ class OrderingClient:
             if new or quiet_since is None:
                 quiet_since = now
             elif now - quiet_since >= o.settle:
-                return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks}}
+                return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks,
+                                              **self._orderer_field()}}
             time.sleep(min(0.25, o.settle / 4))
         if not blocks:
             return {"type": FAIL, "value": value, "error": error}
-        return {"type": INFO, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks},
+        return {"type": INFO, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks,
+                                        **self._orderer_field()},
                 "error": error}
+
+    def _orderer_field(self) -> dict[str, Any]:
+        return {"orderer": self.orderer} if self.orderer else {}
 
     def close(self) -> None:
         self._closed.set()

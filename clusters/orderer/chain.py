@@ -33,9 +33,12 @@ class ChainNotReady(Exception):
     """The chain cannot take a message now (not started yet, or halted)."""
 
 
-def regular_message(envelope: bytes) -> bytes:
+def regular_message(envelope: bytes, config_seq: int = 0) -> bytes:
+    """A NORMAL message as Fabric's Broadcast produces it: stamped with the config sequence it
+    was validated under (a Fabric orderer re-validates and re-orders one with an older sequence)."""
     return kafka_pb2.KafkaMessage(regular=kafka_pb2.KafkaMessageRegular(
-        payload=envelope, **{"class": kafka_pb2.KafkaMessageRegular.NORMAL})).SerializeToString()
+        payload=envelope, config_seq=config_seq,
+        **{"class": kafka_pb2.KafkaMessageRegular.NORMAL})).SerializeToString()
 
 
 def time_to_cut_message(block_number: int) -> bytes:
@@ -52,8 +55,11 @@ class Chain:
 
     def __init__(self, channel: str, partition: PartitionLog, ledger: Ledger, batch: BatchSettings,
                  clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0,
-                 cutter: BlockCutter | None = None) -> None:
+                 cutter: BlockCutter | None = None, config_seq: int = 0) -> None:
         self.channel = channel
+        # The channel's config sequence, stamped on every message ordered: 0 on the model's own
+        # channels (no config block); that of the genesis block when seeded with a Fabric one.
+        self.config_seq = config_seq
         self.ledger = ledger
         self._log = partition
         # `cutter` lets a test (or the conformance replay) put a different cutter in.
@@ -79,7 +85,7 @@ class Chain:
         if not self.started:
             raise ChainNotReady(f"chain {self.channel} halted: {self.halted}" if self.halted
                                 else f"chain {self.channel} has not started yet")
-        return self._log.append(regular_message(envelope))
+        return self._log.append(regular_message(envelope, self.config_seq))
 
     # -- the consenter loop -----------------------------------------------------------
 

@@ -23,6 +23,7 @@ RUN_JSON = {
     },
     "seed": 42,
     "started": "2026-11-21T19:00:00Z",
+    "orderer": {"implementation": "fabric-1.4.12", "version": "1.4.12"},
 }
 
 

@@ -268,6 +268,11 @@ def test_banner_names_the_durability_settings(reports):
     assert "acks=all" in banner and "unclean.leader.election.enable=true" in banner
 
 
+def test_banner_names_the_orderer_implementation_that_ran(reports):
+    banner = reports["anomalous"].split('id="verdict"')[1].split("</section>")[0]
+    assert "orderer: fabric-1.4.12" in banner
+
+
 def test_allowed_duplicates_are_not_counted_as_data_going_wrong(reports):
     html = reports["anomalous"]
     assert '<div class="tile allowed"><div class="n">2</div><div class="k">duplicated (allowed)' in html
