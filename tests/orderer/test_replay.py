@@ -50,7 +50,12 @@ def connect() -> bytes:
 
 
 def fabric_like_log() -> list[tuple[int, bytes]]:
-    """CONNECTs from 3 orderers, a count cut, racing TTCs, an overflow cut, an oversized tx."""
+    """CONNECTs from 3 orderers, a count cut, racing TTCs, an overflow cut, an oversized tx.
+    Made once: envelopes carry a timestamp, and two logs made across a second's turn differ."""
+    return list(_FABRIC_LIKE_LOG)
+
+
+def _fabric_like_log() -> list[tuple[int, bytes]]:
     values = [connect(), connect(), connect(),
               regular("a1"), regular("a2"), regular("a3"),          # block 1: count, ends at 5
               regular("b1"), ttc(2), ttc(2), connect(),               # block 2: TTC at 7; 8 stale
@@ -58,6 +63,9 @@ def fabric_like_log() -> list[tuple[int, bytes]]:
               regular("d1", b"z" * 2000),                             # oversized: block 4 = [c2] ends 11, block 5 = [d1] ends 12
               regular("e1"), ttc(6), ttc(5)]                          # block 6 by TTC at 14; TTC(5) stale
     return list(enumerate(values))
+
+
+_FABRIC_LIKE_LOG = tuple(_fabric_like_log())
 
 
 def test_replay_of_a_fabric_shaped_log_cuts_the_blocks_fabric_cuts():
