@@ -22,6 +22,8 @@ from confluent_kafka import KafkaException
 from clusters import labels as L
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
+from clusters.lease import release as lease_release
+from clusters.lease import take as lease_take
 from clusters.node import Node
 from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, OSN_PORT, ZOOKEEPER_JAVA_OPTS,
                                   server_properties, zoo_cfg)
@@ -48,6 +50,7 @@ class Cluster:
         self.client = client
         self.cache = cache
         self.ordering: OrderingService = ordering_service(variant.orderer.implementation)
+        self.leased = False  # attach(lease=True) took this cluster's lease
         self.run = run
         self.variant = variant
         self.network = network
@@ -173,8 +176,12 @@ class Cluster:
 
     @classmethod
     def attach(cls, variant: Variant | str | None = None, *, run: str | None = None,
-               client: docker.DockerClient | None = None) -> "Cluster | None":
-        """A running cluster (kept, or owned by a live process) of that variant or run."""
+               client: docker.DockerClient | None = None, lease: bool = False) -> "Cluster | None":
+        """A running cluster (kept, or owned by a live process) of that variant or run.
+
+        lease=True (a run that will use it): only a cluster kept idle (`ordeal cluster up`)
+        whose lease this process takes (clusters/lease.py); another run's own cluster, or
+        a kept one in use, is never returned. Give it back with `release()`."""
         client = client or docker.from_env(timeout=120)
         filters = [f"{L.PROJECT}=ordeal"]
         if run:
@@ -186,13 +193,39 @@ class Cluster:
             lbl = net.attrs.get("Labels") or {}
             if not L.owner_alive(lbl):
                 continue
+            if lease and lbl.get(L.KEEP) != "true":
+                continue  # a run's own cluster: it is that run's alone
             parsed = parse_variant(json.loads(lbl[L.VARIANT_JSON]), "recorded with the cluster")
             nodes = [
                 Node(name=c.labels[L.NODE], role=c.labels[L.ROLE], ip=c.labels[L.IP], container=c)
                 for c in client.containers.list(all=True, filters={"label": [f"{L.RUN}={lbl[L.RUN]}"]})
+                if L.NODE in c.labels
             ]
+            if not nodes:
+                continue
             nodes.sort(key=lambda n: ("toxiproxy", "zookeeper", "kafka", "osn").index(n.role) * 100 + n.node_id)
-            return cls(client, lbl[L.RUN], parsed, net, nodes)
+            if lease and not lease_take(client, lbl[L.RUN], parsed.name, nodes[0].container.attrs["Config"]["Image"]):
+                continue  # another run holds it
+            cluster = cls(client, lbl[L.RUN], parsed, net, nodes)
+            cluster.leased = lease
+            return cluster
+        return None
+
+    def release(self) -> None:
+        """Give back the lease taken by attach(lease=True); the cluster stays up."""
+        if self.leased:
+            lease_release(self.client, self.run)
+            self.leased = False
+
+    def lost(self) -> str | None:
+        """What of this cluster is gone (removed by something other than this run), or None."""
+        try:
+            self.client.networks.get(self.network.id)
+        except docker.errors.NotFound:
+            return f"its network {self.network.name} was removed"
+        for n in self.nodes:
+            if n.state == "missing":
+                return f"node {n.name} was removed"
         return None
 
     def down(self, logs_dir: Path | None = None) -> None:

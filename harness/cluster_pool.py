@@ -1,5 +1,5 @@
 """One cluster per variant for a sequence of runs (a pytest session, a suite): booted on
-first use, or a running one of the same variant reused; removed at the end only if the
+first use, or a kept idle one of the same variant leased (clusters/lease.py); removed at the end only if the
 pool booted it. Booting once per variant is what makes a matrix of runs affordable; keeping
 one at a time is what lets a small machine run it (order the runs by variant)."""
 from __future__ import annotations
@@ -18,10 +18,12 @@ class ClusterPool:
 
             for other in list(self._clusters):
                 self.release(other)
-            running = Cluster.attach(variant)
+            running = Cluster.attach(variant, lease=True)
             if running is not None and running.variant == variant:
                 self._clusters[variant.name] = (running, False)
             else:
+                if running is not None:
+                    running.release()
                 self._clusters[variant.name] = (Cluster.up(variant), True)
         return self._clusters[variant.name][0]
 
@@ -30,6 +32,8 @@ class ClusterPool:
         cluster, owned = self._clusters.pop(variant_name, (None, False))
         if owned:
             cluster.down()
+        elif cluster is not None:
+            cluster.release()
 
     def close(self) -> None:
         for name in list(self._clusters):

@@ -19,7 +19,7 @@ scenario.json, history.jsonl, logs/, results.json, report.html."""
 def _run(args: argparse.Namespace) -> int:
     from harness.plan import prepare
     from harness.progress import Progress
-    from harness.runner import Runner, RunError
+    from harness.runner import ClusterLost, Runner, RunError
     from harness.scenario import ScenarioError, load_scenario, scenario_path
 
     try:
@@ -36,6 +36,9 @@ def _run(args: argparse.Namespace) -> int:
                                 on_status=progress).run()
         else:
             result = Runner(plan, args.store, keep_cluster=args.keep_cluster, check=not args.no_check).run()
+    except ClusterLost as exc:
+        print(f"ordeal: {exc}", file=sys.stderr)
+        return 3
     except RunError as exc:
         print(f"ordeal: {exc}", file=sys.stderr)
         return 1

@@ -37,6 +37,11 @@ class RunError(RuntimeError):
     """The run could not start (no Docker, the cluster did not come up): one line."""
 
 
+class ClusterLost(RunError):
+    """The run's cluster was removed under it by something else: its history proves nothing
+    about the system under test, so it gets no verdict (exit 3)."""
+
+
 class Interrupted(BaseException):
     """SIGINT/SIGTERM while booting: unwinds Cluster.up, which removes what it made."""
 
@@ -204,6 +209,7 @@ class Runner:
         finally:
             self._phase = "teardown"
             self._report_status()
+            lost = self._cluster_lost()
             self._release_cluster(result)
             self._restore_signal_handlers(previous)
         result.counts = dict(self._counts)
@@ -216,6 +222,10 @@ class Runner:
         write_json(run_dir / RUN_JSON, run_json)
         if self._crash is not None:
             raise self._crash
+        if lost:
+            run_json.update(lost=lost)
+            write_json(run_dir / RUN_JSON, run_json)
+            raise ClusterLost(f"cluster lost: {lost}; no verdict (history in {result.history})")
         if result.signal:
             return result
         if self.check:
@@ -249,14 +259,20 @@ class Runner:
 
         variant = self.plan.variant
         try:
-            running = Cluster.attach(variant)
+            # Only a kept, idle cluster is reused, and this run holds its lease until the end:
+            # a cluster another run booted, or one in use, is never shared.
+            running = Cluster.attach(variant, lease=True)
         except Exception as exc:  # the Docker engine is missing or not started
             raise RunError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
                            "run `make bootstrap` first") from None
-        if running is not None and running.variant == variant:
+        if running is not None and running.variant != variant:
+            running.release()
+            running = None
+        if running is not None:
             try:
                 running.wait_healthy(REUSE_HEALTHY_TIMEOUT)
             except Exception as exc:  # noqa: BLE001 - a kept cluster that is not healthy: say so
+                running.release()
                 raise RunError(f"running cluster {running.run} is not healthy ({exc}); "
                                "`ordeal cluster down` removes it") from None
             self.cluster = running
@@ -266,6 +282,16 @@ class Runner:
             self._owned = True
         except ClusterError as exc:
             raise RunError(f"cluster did not come up: {exc}") from None
+
+    def _cluster_lost(self) -> str | None:
+        """Whether something other than this run removed (part of) its cluster."""
+        probe = getattr(self.cluster, "lost", None)
+        if probe is None:
+            return None
+        try:
+            return probe()
+        except Exception as exc:  # noqa: BLE001 - the Docker engine itself is gone
+            return f"the Docker engine does not answer ({exc.__class__.__name__})"
 
     def _release_cluster(self, result: RunResult) -> None:
         cluster, logs = self.cluster, result.run_dir / LOGS
@@ -277,6 +303,8 @@ class Runner:
             else:
                 for node in getattr(cluster, "nodes", []):
                     node.save_logs(logs)
+                if hasattr(cluster, "release"):
+                    cluster.release()
         except Exception as exc:  # noqa: BLE001 - the history is already safe
             result.notes.append(f"teardown: {exc.__class__.__name__}: {exc}")
 
