@@ -3,6 +3,7 @@ survives a SIGKILLed broker, and leaves nothing behind."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 
@@ -21,6 +22,13 @@ def test_fabric_recommended_boots_three_zookeepers_and_four_brokers_healthy(fabr
     assert all(n.state == "running" for n in fabric.nodes)
     assert ensemble_has_leader([z.ip for z in fabric.zookeepers])
     assert fabric.controller() is not None
+
+
+def test_every_node_process_runs_as_an_unprivileged_user(fabric: Cluster) -> None:
+    for node in fabric.nodes:
+        status = Path(f"/proc/{node.pid}/status").read_text()
+        uids = next(line for line in status.splitlines() if line.startswith("Uid:")).split()[1:]
+        assert set(uids) == {"1000"}, f"{node.name} runs as {uids}"
 
 
 def test_host_clients_reach_brokers_only_through_toxiproxy(fabric: Cluster) -> None:
