@@ -308,6 +308,21 @@ class Cluster:
             if server.get_proxy(b.name) is None:
                 server.create(upstream=f"{b.ip}:{CLIENT_PORT}", name=b.name,
                               listen=f"0.0.0.0:{PROXY_BASE_PORT + b.node_id}")
+        self._guard_toxiproxy_api()
+
+    def _guard_toxiproxy_api(self) -> None:
+        """toxiproxy's API has no authentication: only the host (the network's gateway) may
+        reach it; the nodes reach only the proxies. A DROP rule in toxiproxy's namespace,
+        entered from the host like the partitions' rules."""
+        from nemesis.namespace import run as in_namespace
+
+        gateway = host_ip(self.subnet, 1)
+        rule = ["INPUT", "-p", "tcp", "--dport", str(TOXIPROXY_API_PORT), "!", "-s", gateway, "-j", "DROP"]
+        pid = self.toxiproxy.pid
+        try:
+            in_namespace(pid, ["iptables", "-w", "5", "-C", *rule])
+        except RuntimeError:  # not there yet
+            in_namespace(pid, ["iptables", "-w", "5", "-I", *rule])
 
     def wait_healthy(self, timeout: float = 120.0, osns: bool = True) -> None:
         """ZooKeeper has a leader, all K brokers are registered and a controller is elected,

@@ -31,6 +31,19 @@ def test_every_node_process_runs_as_an_unprivileged_user(fabric: Cluster) -> Non
         assert set(uids) == {"1000"}, f"{node.name} runs as {uids}"
 
 
+def test_only_the_host_reaches_the_toxiproxy_api(fabric: Cluster) -> None:
+    from clusters.cluster import TOXIPROXY_API_PORT
+    from nemesis.namespace import reachable, tcp_probe
+
+    api, proxy = (fabric.toxiproxy.ip, TOXIPROXY_API_PORT), (fabric.toxiproxy.ip, 19091)
+    seen = tcp_probe(fabric.brokers[0].pid, [api, proxy])
+    assert seen[f"{api[0]}:{api[1]}"] == "timeout", "a node reached toxiproxy's API"
+    assert reachable(seen[f"{proxy[0]}:{proxy[1]}"])
+    import urllib.request
+    with urllib.request.urlopen(f"{fabric.toxiproxy_api()}/proxies", timeout=5) as answer:
+        assert answer.status == 200
+
+
 def test_host_clients_reach_brokers_only_through_toxiproxy(fabric: Cluster) -> None:
     proxies = fabric.bootstrap_servers().split(",")
     assert len(proxies) == 4
