@@ -2,7 +2,10 @@
 
 results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
 "evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "unknown"}}, "variant",
-"scenario", "idempotent", "stats", "warnings", "history"}. Examples are at most 10
+"scenario", "idempotent", "stats", "warnings", "history"}. A checker's "not_judged" says,
+per anomaly, why it could not be judged where the evidence is missing (no final read of a
+partition, no final deliver of a channel or from an OSN: an interrupted run); "unknown"
+lists the same reasons, and either makes the checker unknown unless it found a failure. Examples are at most 10
 per anomaly, evidence the sorted history indices, at most 1000 per anomaly.
 
 The nodes checker (node-crash) judges only histories that record crashes: one from a
@@ -79,17 +82,42 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     if idempotent is None:
         idempotent = run.idempotent
     out = Path(out_dir) if out_dir is not None else source.parent
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistoryError(f"{out}: cannot write results there ({exc.strerror or exc})") from None
     say = progress or (lambda _: None)
-    if spark is None:
+    if _empty(source):  # nothing to judge: no Spark (nor its start-up noise) for that
+        results = _nothing_to_check(source)
+        results.update(variant=run.variant, scenario=run.scenario, idempotent=idempotent)
+        (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
+        return results
+    def start() -> SparkSession:
         say("starting Spark")
-        spark = spark_session(spark_master)
-    history = load_history(spark, source, out / (source.stem + ".parquet"), progress)
+        return spark_session(spark_master)
+
+    history = load_history(spark if spark is not None else start, source, out / (source.stem + ".parquet"),
+                           progress)
     say(f"checking {history.op_count} ops")
     results = judge(history, idempotent=idempotent)
     results.update(variant=run.variant, scenario=run.scenario)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
     return results
+
+
+def _empty(source: Path) -> bool:
+    """Whether the history holds no line but blanks (read only when it is small)."""
+    try:
+        if source.stat().st_size > 4096:
+            return False
+        return not source.read_bytes().strip()
+    except OSError as exc:
+        raise HistoryError(f"{source}: unreadable ({exc.strerror or exc})") from None
+
+
+def _nothing_to_check(source: Path) -> dict[str, Any]:
+    return {"valid": overall_valid([]), "anomalies": {}, "checkers": {},
+            "stats": {"ops": 0, "by_f": {}}, "warnings": [f"{source}: no op to check"], "history": str(source)}
 
 
 def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
@@ -98,26 +126,33 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.by_f.items())}
     stats = {"ops": history.op_count, "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
-    ordering_rows, undelivered = ordering_anomalies(tables)
+    ordering_rows, undelivered, unfinished = ordering_anomalies(tables)
     rows = (kafka_rows.unionByName(ordering_rows).unionByName(node_anomalies(tables))
             .persist(StorageLevel.MEMORY_AND_DISK))
     try:
-        return _results(history, rows, undrained, undelivered, info_seen, stats, idempotent)
+        return _results(history, rows, undrained, undelivered, unfinished, info_seen, stats, idempotent)
     finally:
         # The transforms persist the frames they share; nothing else is cached here.
         tables.ops.sparkSession.catalog.clearCache()
 
 
 def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivered: DataFrame,
-             info_seen: DataFrame, stats: dict[str, Any], idempotent: bool) -> dict[str, Any]:
+             unfinished: DataFrame, info_seen: DataFrame, stats: dict[str, Any],
+             idempotent: bool) -> dict[str, Any]:
     anomalies = _summarise(rows)
-    unknown = {
-        "kafka": [f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
-                  for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()],
-        "ordering": [f"no deliver of channel {r['channel']} which had SUCCESS broadcasts"
-                     for r in undelivered.orderBy("channel").limit(_MAX_UNKNOWN).collect()],
-        "nodes": [],
+    not_judged: dict[str, dict[str, list[str]]] = {
+        "kafka": {"lost-write": [
+            f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
+            for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()]},
+        "ordering": {
+            "lost-tx": [f"no final deliver of channel {r['channel']} which had SUCCESS broadcasts"
+                        for r in undelivered.orderBy("channel").limit(_MAX_UNKNOWN).collect()],
+            "lagging-osn": [f"no final deliver of channel {r['channel']} from {r['osn']}"
+                            for r in unfinished.orderBy("channel", "osn").limit(_MAX_UNKNOWN).collect()]},
+        "nodes": {},
     }
+    not_judged = {c: {a: why for a, why in checks.items() if why} for c, checks in not_judged.items()}
+    unknown = {c: [w for why in checks.values() for w in why] for c, checks in not_judged.items()}
     ran = {"kafka": any(f in stats["by_f"] for f in KAFKA_FS),
            "ordering": any(f in stats["by_f"] for f in ORDERING_FS),
            "nodes": CRASH in stats["by_f"]}
@@ -127,7 +162,8 @@ def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivere
             continue
         found = {a for a in anomalies if a in names}
         checkers[checker] = {"valid": checker_valid(found, unknown[checker], idempotent),
-                             "anomalies": sorted(found), "unknown": unknown[checker]}
+                             "anomalies": sorted(found), "unknown": unknown[checker],
+                             "not_judged": not_judged[checker]}
     if ran["kafka"]:
         stats["info_sends_seen"] = info_seen.count()
     return {

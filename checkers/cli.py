@@ -8,10 +8,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+# The master URLs Spark knows (spark-submit refuses any other with a JVM's worth of output).
+SPARK_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn"
+                          r"|(spark|k8s|mesos)://[^\s/]\S*")
 SPARK_MASTER_ENV = "ORDEAL_SPARK_MASTER"
 
 
@@ -33,12 +37,20 @@ def run_check(args: argparse.Namespace) -> int:
     # Imported here so that `ordeal --help` does not load Spark.
     from checkers.check import RESULTS_FILE, check_history
     from checkers.history import HistoryError
+    from checkers.session import SparkUnavailable
 
     master = args.spark_master or os.environ.get(SPARK_MASTER_ENV) or None
+    if master is not None and not SPARK_MASTER.fullmatch(master):
+        print(f"ordeal check: Spark master {master!r}: not a master URL (local[*], local[N], spark://HOST:PORT, "
+              "yarn, k8s://..., mesos://...)", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        print(f"ordeal check: --out {args.out}: exists and is not a directory", file=sys.stderr)
+        return EXIT_BAD_INPUT
     try:
         results = check_history(args.path, out_dir=args.out, spark_master=master, idempotent=args.idempotent,
                                 progress=lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True))
-    except HistoryError as exc:
+    except (HistoryError, SparkUnavailable) as exc:
         print(f"ordeal check: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     for warning in results["warnings"]:

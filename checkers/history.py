@@ -33,7 +33,7 @@ RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
 # 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
 # no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail).
-_CACHE_FORMAT = 7
+_CACHE_FORMAT = 8
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])
@@ -92,9 +92,12 @@ def history_file(path: Path) -> Path:
     return path
 
 
-def load_history(spark: SparkSession, source: Path, parquet: Path,
+def load_history(spark: SparkSession | Callable[[], SparkSession], source: Path, parquet: Path,
                  progress: Callable[[str], None] | None = None) -> History:
     """The validated history of `source`, converting it to `parquet` unless a fresh copy exists.
+
+    `spark` may be a function that starts the session: it is called once the history has
+    been read and found valid, so that bad input is told without starting Spark.
 
     `progress` hears which of the two happens: converting a large history is most of a
     first check, and a user waiting on it should know that a re-check will not pay it.
@@ -110,6 +113,9 @@ def load_history(spark: SparkSession, source: Path, parquet: Path,
     else:
         say(f"reusing {parquet}, converted from {source} before")
         warnings, by_f = marker.get("warnings", []), marker.get("by_f", {})
+
+    if not isinstance(spark, SparkSession):
+        spark = spark()
 
     def part(name: str, columns: tuple[str, ...]) -> DataFrame:
         if not (parquet / name).is_dir():  # no row of that kind was written
@@ -160,7 +166,18 @@ class Read:
 
 
 def _flat(chunk: Chunk) -> Flat:
-    return flatten(parse(chunk), last=chunk.last)
+    return flatten(parse(chunk), last=chunk.last and _torn_tail(chunk.data))
+
+
+def _torn_tail(data: bytes) -> bool:
+    """Whether the data's last line may be one a crashed writer tore: it is not JSON. A
+    complete line (JSON) that fails validation is an error, not a torn one."""
+    body = data.rstrip(b"\r\n")
+    try:
+        json.loads(body[body.rfind(b"\n") + 1:])
+    except (ValueError, RecursionError):
+        return True
+    return False
 
 
 def _in_order(pool: ThreadPoolExecutor, work: Callable[[Chunk], Flat], items: Iterator[Chunk],
@@ -184,9 +201,14 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
     """
     read = Read()
     pairing = Pairing()
+    first_mistyped: tuple[int, str] | None = None
+    n_mistyped = 0
     try:
         with ThreadPoolExecutor(max_workers=_PARSERS, thread_name_prefix="ordeal-parse") as pool:
             for flat in _in_order(pool, _flat, chunks(source), _PARSERS):
+                if flat.mistyped:
+                    first_mistyped = first_mistyped or flat.mistyped[0]
+                    n_mistyped += len(flat.mistyped)
                 read.warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
                 for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
                     by_type = read.by_f.setdefault(row["f"], {})
@@ -195,6 +217,10 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
                        _SENDS: pairing.sends(flat.ops)})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
+    if first_mistyped is not None:
+        line, why = first_mistyped
+        more = f" ({n_mistyped} lines have a field of the wrong type)" if n_mistyped > 1 else ""
+        raise HistoryError(f"{source}: line {line}: {why}: a field the checks read cannot be read{more}")
     return read
 
 
@@ -241,7 +267,7 @@ def _convert(source: Path, parquet: Path) -> Read:
         finally:
             for writer in writers.values():
                 writer.close()
-    except HistoryError:
+    except BaseException:  # HistoryError, or any other failure: no half-written copy is left
         shutil.rmtree(parquet, ignore_errors=True)
         raise
     return read

@@ -9,11 +9,17 @@ A chunk's lines go to Arrow's reader all at once, but for the few it cannot take
 they are: nemesis ops (free-form values, and a name for a process) are set aside
 first, and when the reader still refuses the chunk (a torn or malformed line, a field
 of another JSON type) every line of it is read with the json module instead. Both
-ways give the same rows: a field whose JSON type does not fit the schema is null.
+ways give the same rows. A field the checks read (schema.READ_FIELDS, and the op's
+time) whose JSON type does not fit the schema is never read as null: Arrow refuses such
+a line, and the json-module path marks it (`mistyped`); the history is then refused
+(HistoryError naming the first such line and how many there are), for a null in its
+place could hide a loss. Other fields of another type (nemesis values are free-form)
+are read as null.
 
 Input rules (HistoryError unless said otherwise): a line that is not a JSON object with
 index, process, type and f names its line number, except the last line of the file,
-which a crashed writer may have torn: it is skipped with a warning; an unknown `type`,
+which a crashed writer may have torn (when it is not JSON): it is skipped with a
+warning (a complete line that fails validation is an error like any other); an unknown `type`,
 or an `f` outside format version 1 on a client process, is an error (the nemesis may
 record any `f`). Blank lines are skipped.
 """
@@ -32,7 +38,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from checkers.schema import BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, RECORDS, TYPES
+from checkers.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, READ_FIELDS, READ_OP_FIELDS, RECORDS,
+                             TYPES, VALUE)
 
 CHUNK_BYTES = 32 * 2**20
 # Arrow parses a chunk in blocks on several threads; a block must hold whole lines.
@@ -79,6 +86,7 @@ class Flat:
     records: pa.Table
     blocks: pa.Table
     skipped: list[int] = field(default_factory=list)
+    mistyped: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of lines with a wrong type
 
 
 def chunks(path: Path, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
@@ -201,6 +209,7 @@ def _numbered(table: pa.Table, numbers: np.ndarray) -> pa.Table:
     """Arrow's rows with the process as text, numbered with their lines."""
     table = table.set_column(table.schema.get_field_index("process"), "process",
                              pc.cast(table["process"], pa.string()))
+    table = table.append_column("mistyped", pa.nulls(table.num_rows, pa.string()))
     return table.add_column(0, "line", pa.array(numbers, pa.int64())).combine_chunks()
 
 
@@ -217,11 +226,14 @@ def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.nda
             raw = json.loads(line)
         except ValueError:
             raw = None
+        except RecursionError:
+            raise BadLine(n, "nested too deeply to read") from None
         if isinstance(raw, dict):
             process = raw.get("process")
             if isinstance(process, int) and not isinstance(process, bool):
                 raw["process"] = str(process)  # Jepsen's processes are integers: text, as Arrow's rows have it
             row = conform(raw, OP)
+            row["mistyped"] = mistyped(raw)
         else:
             row = {}
         row["line"] = n
@@ -247,6 +259,67 @@ def conform(raw: Any, kind: pa.DataType | pa.Schema) -> Any:
         return None
     low, high = _INT_RANGE[kind]
     return raw if low <= raw <= high else None
+
+
+_VALUE_FIELDS = {f.name: f.type for f in VALUE}
+_OP_FIELDS = {f.name: f.type for f in OP}
+
+
+def mistyped(raw: dict[str, Any]) -> str | None:
+    """Where a field the checks read has a JSON type that does not fit (e.g. "value.offset is
+    the string '0', not an integer"), or None."""
+    for name in READ_OP_FIELDS:
+        why = _misfit(raw.get(name), _OP_FIELDS[name], name)
+        if why:
+            return why
+    f, process = raw.get("f"), raw.get("process")
+    if not isinstance(f, str) or not isinstance(process, str) or (process == NEMESIS and f != "crash"):
+        return None
+    names = READ_FIELDS.get(f, ())
+    if not names:
+        return None
+    value = raw.get("value")
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        return f"value is {_shown(value)}, not an object"
+    for name in names:
+        why = _misfit(value.get(name), _VALUE_FIELDS[name], f"value.{name}")
+        if why:
+            return why
+    return None
+
+
+def _misfit(raw: Any, kind: pa.DataType, path: str) -> str | None:
+    """Why `raw` does not fit `kind` (the first part that does not), or None; null fits anything."""
+    if raw is None:
+        return None
+    if pa.types.is_struct(kind):
+        if not isinstance(raw, dict):
+            return f"{path} is {_shown(raw)}, not an object"
+        for f in _fields(kind):
+            why = _misfit(raw.get(f.name), f.type, f"{path}.{f.name}")
+            if why:
+                return why
+        return None
+    if pa.types.is_list(kind):
+        if not isinstance(raw, list):
+            return f"{path} is {_shown(raw)}, not a list"
+        for i, x in enumerate(raw):
+            why = _misfit(x, kind.value_type, f"{path}[{i}]")
+            if why:
+                return why
+        return None
+    if conform(raw, kind) is not None:
+        return None
+    want = "a string" if pa.types.is_string(kind) else "true or false" if pa.types.is_boolean(kind) else (
+        "an integer" if pa.types.is_int64(kind) else f"an integer in {kind}")
+    return f"{path} is {_shown(raw)}, not {want}"
+
+
+def _shown(raw: Any) -> str:
+    text = json.dumps(raw)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _fields(kind: pa.DataType | pa.Schema) -> list[pa.Field]:
@@ -278,6 +351,12 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
             raise BadLine(first, reason)
         skipped.append(first)
         table = table.filter(pc.invert(bad))
+    wrong: list[tuple[int, str]] = []
+    if "mistyped" in table.column_names:
+        marked = pc.is_valid(table["mistyped"])
+        if pc.any(marked).as_py():
+            wrong = list(zip(pc.filter(table["line"], marked).to_pylist(),
+                             pc.filter(table["mistyped"], marked).to_pylist()))
     table = table.combine_chunks()
     value = table["value"]
     ops = pa.table({name: table[name] if name in _OWN else pc.struct_field(value, name) for name in OPS.names},
@@ -286,7 +365,7 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
     records = _nested(table, pc.and_(ok, pc.is_in(table["f"], pa.array(["poll", "final-read"]))), "records",
                       RECORDS, inherit=("topic", "partition"))
     blocks = _nested(table, pc.and_(ok, pc.equal(table["f"], "deliver")), "blocks", BLOCKS, inherit=())
-    return Flat(ops, records, blocks, skipped)
+    return Flat(ops, records, blocks, skipped, wrong)
 
 
 def _nested(table: pa.Table, where: pa.ChunkedArray, name: str, schema: pa.Schema,
@@ -320,7 +399,7 @@ def _nested(table: pa.Table, where: pa.ChunkedArray, name: str, schema: pa.Schem
     return pa.table(columns, schema=schema)
 
 
-_WITH_LINE = pa.schema([pa.field("line", pa.int64()), *OP])
+_WITH_LINE = pa.schema([pa.field("line", pa.int64()), *OP, pa.field("mistyped", pa.string())])
 _OWN = {"line", "index", "time", "process", "type", "f"}
 _SOLID = np.ones(256, dtype=bool)
 _SOLID[list(b" \t\r\n")] = False

@@ -10,6 +10,14 @@ SEQUENCE{INTEGER number, OCTET STRING previous_hash, OCTET STRING data_hash} (Fa
 v1.x common/block.go); a mismatch is a broken-chain. Without `data` only the chain of
 reported hashes is checked. Both are computed in Spark SQL, never in Python.
 
+Final delivers: lost-tx and lagging-osn speak of the chains after recovery, so they are
+judged only on final delivers, like lost-write on final reads. A deliver is final when
+its invoke (or completion) value carries `"final": true`, as the harness marks them; in a
+history that marks no op final, when it was invoked after the history's last `heal`
+nemesis op (format version 1: final delivers are recorded after the heal). Without a
+final deliver of a channel (an interrupted run), lost-tx is not judged there, and an
+OSN without one is not judged for lagging-osn: the verdict is unknown, not invalid.
+
 As in checkers.kafka, forks, duplicate and lost txs are first told apart by a hash
 aggregation with cheap functions over every row; only the suspects are examined in
 detail.
@@ -21,6 +29,7 @@ from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
 from checkers.history import Tables
+from checkers.schema import NEMESIS
 
 CHAIN = ["channel", "osn"]
 _EVIDENCE_PER_ROW = 8
@@ -81,12 +90,31 @@ def delivered_blocks(blocks: DataFrame) -> DataFrame:
     )
 
 
-def heights(ops: DataFrame, chain: DataFrame) -> DataFrame:
-    """Each OSN's height per channel (highest delivered number + 1, 0 for none), and its last deliver."""
-    delivers = (ops.filter((F.col("f") == "deliver") & (F.col("type") == "ok"))
-                .groupBy(*CHAIN).agg(F.max("index").alias("index")))
+def final_delivers(ops: DataFrame) -> DataFrame:
+    """(channel, osn, index) of every ok final deliver (see the module's docstring)."""
+    delivers = ops.filter(F.col("f") == "deliver")
+    w = Window.partitionBy("process").orderBy("index")
+    marked = F.coalesce(F.col("final"), F.lit(False))
+    # A process's deliver rows alternate invoke, completion (pairing checked it): the row
+    # before an ok deliver is its invoke.
+    paired = delivers.select("index", "type", *CHAIN,
+                             (marked | F.coalesce(F.lag(marked).over(w), F.lit(False))).alias("final_mark"),
+                             F.lag("index").over(w).alias("invoke_index"))
+    marks = ops.agg(F.max(marked.cast("int")).alias("any_marked"),
+                    F.max(F.when((F.col("process") == NEMESIS) & (F.col("f") == "heal"), F.col("index")))
+                    .alias("last_heal"))
+    final = F.when(F.coalesce(F.col("any_marked"), F.lit(0)) == 1, F.col("final_mark")).otherwise(
+        F.coalesce(F.col("invoke_index") > F.col("last_heal"), F.lit(False)))
+    return (paired.filter(F.col("type") == "ok").crossJoin(F.broadcast(marks)).filter(final)
+            .select(*CHAIN, "index"))
+
+
+def heights(finals: DataFrame, chain: DataFrame) -> DataFrame:
+    """Each OSN's height per channel (highest delivered number + 1, 0 for none), and its last
+    final deliver: only OSNs with an ok final deliver (`final_delivers`) have one."""
+    last = finals.groupBy(*CHAIN).agg(F.max("index").alias("index"))
     top = chain.groupBy(*CHAIN).agg((F.max("number") + 1).alias("height"))
-    return (delivers.join(top, CHAIN, "left")
+    return (last.join(top, CHAIN, "left")
             .select(*CHAIN, F.coalesce("height", F.lit(0)).alias("height"), "index"))
 
 
@@ -184,7 +212,8 @@ def successful_broadcasts(ops: DataFrame) -> DataFrame:
 
 
 def lost_txs(broadcasts: DataFrame, summary: DataFrame, delivered: DataFrame) -> DataFrame:
-    """Broadcast answered SUCCESS, yet the tx is in no block of any OSN."""
+    """Broadcast answered SUCCESS, yet the tx is in no block of any OSN; judged only on the
+    channels of `delivered` (heights: those with an ok final deliver)."""
     suspects = summary.filter((F.col("broadcast") == 1) & (F.col("places") == 0))
     lost = (_under(broadcasts, suspects, ["channel", "tx"])
             .join(F.broadcast(delivered.select("channel").distinct()), "channel", "left_semi"))
@@ -200,18 +229,27 @@ def lagging_osns(height: DataFrame) -> DataFrame:
 
 
 def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
-    """Channels with SUCCESS broadcasts but no ok deliver: losses there are unknown."""
+    """Channels with SUCCESS broadcasts but no ok final deliver: lost-tx is not judged there."""
     return broadcasts.select("channel").distinct().join(height.select("channel"), "channel", "left_anti")
 
 
-def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every ordering checker, channels whose losses cannot be judged).
+def unfinished_osns(ops: DataFrame, height: DataFrame) -> DataFrame:
+    """(channel, osn) a broadcast or deliver of this history named, without an ok final
+    deliver: lagging-osn is not judged there."""
+    named = (ops.filter(F.col("f").isin("broadcast", "deliver") & F.col("channel").isNotNull()
+                        & F.col("osn").isNotNull()).select(*CHAIN).distinct())
+    return named.join(height.select(*CHAIN), CHAIN, "left_anti")
+
+
+def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
+    """(anomaly rows of every ordering checker, channels where lost-tx cannot be judged,
+    (channel, osn) where lagging-osn cannot be judged).
 
     The chain and the tx summary, which several checkers share, are persisted: the caller clears the cache.
     """
     chain = delivered_blocks(tables.blocks).persist()
     txs = chain_txs(chain)
-    height = heights(tables.ops, chain)
+    height = heights(final_delivers(tables.ops), chain).persist()
     broadcasts = successful_broadcasts(tables.ops)
     summary = tx_summary(chain, broadcasts).persist()
     rows = (block_forks(chain)
@@ -219,4 +257,4 @@ def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame]:
             .unionByName(lost_txs(broadcasts, summary, height))
             .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
             .unionByName(lagging_osns(height)))
-    return rows, undelivered_channels(broadcasts, height)
+    return rows, undelivered_channels(broadcasts, height), unfinished_osns(tables.ops, height)

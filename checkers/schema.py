@@ -49,6 +49,7 @@ VALUE = pa.struct([
     ("tx", pa.string()),
     ("status", pa.string()),
     ("blocks", pa.list_(BLOCK)),
+    ("final", pa.bool_()),  # the harness marks its final delivers (checkers.ordering)
     # crash (nemesis)
     ("node", pa.string()),
     ("role", pa.string()),
@@ -92,6 +93,20 @@ def spark_schema(schema: pa.Schema) -> StructType:
     """The Spark schema of an Arrow one."""
     return from_arrow_schema(schema)
 
+
+# The value fields the checks read, per client f (and of the nemesis' crash op): one of
+# them present with a JSON type that does not fit the schema makes the history unreadable
+# (checkers.ingest), never a null that hides what it said. Other fields are ignored.
+READ_FIELDS: dict[str, tuple[str, ...]] = {
+    "send": ("topic", "value", "partition", "offset"),
+    "assign": ("consumer",),
+    "poll": ("consumer", "records"),
+    "final-read": ("topic", "partition", "records"),
+    "broadcast": ("channel", "osn", "tx", "status"),
+    "deliver": ("channel", "osn", "blocks", "final"),
+    "crash": ("node", "role", "exit_code", "oom_killed", "log_tail"),
+}
+READ_OP_FIELDS = ("time",)
 
 TYPES = ("invoke", "ok", "fail", "info")
 KAFKA_FS = ("send", "assign", "poll", "final-read")

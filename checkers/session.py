@@ -38,6 +38,10 @@ _LOCAL_ONLY: dict[str, str] = {
 }
 
 
+class SparkUnavailable(RuntimeError):
+    """The session could not be started; str() is one line."""
+
+
 def local_cores(master: str) -> int:
     """The worker threads of a local master: local, local[N], local[*], local[N,F]."""
     inside = master[len("local["):-1].split(",")[0] if master.startswith("local[") else "1"
@@ -60,6 +64,9 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") 
         settings.update({"spark.sql.shuffle.partitions": partitions, "spark.default.parallelism": partitions})
     for key, value in settings.items():
         builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    try:
+        spark = builder.getOrCreate()
+    except Exception as exc:  # noqa: BLE001 - a JVM that would not start: one line for the user
+        raise SparkUnavailable(f"Spark (master {master}) did not start: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark

@@ -110,9 +110,11 @@ class HistoryBuilder:
         return self.call(process, "broadcast", v, result, type, error)
 
     def deliver(self, process: int, channel: str, osn: str, blocks: list[dict[str, Any]],
-                start: int = 0) -> tuple[int, int]:
+                start: int = 0, final: bool = False) -> tuple[int, int]:
+        """A deliver; `final` marks its invoke as the harness marks its final delivers."""
         v = {"channel": channel, "osn": osn, "from": start}
-        return self.call(process, "deliver", v, dict(v, blocks=blocks))
+        invoke = dict(v, final=True) if final else v
+        return self.call(process, "deliver", invoke, dict(v, blocks=blocks))
 
     def nemesis(self, f: str, value: Any) -> int:
         return self.op("nemesis", "info", f, value)

@@ -5,12 +5,13 @@ the setting (VariantError), which the CLI turns into exit 2.
 """
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
-from harness.settings_file import read_settings, settings_path
+from harness.settings_file import SAFE_NAME, read_settings, settings_path
 from harness.validation_message import one_line
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
@@ -49,6 +50,11 @@ class ClusterShape(_Strict):
     osns: int = Field(0, ge=0, le=9)
 
 
+# A Kafka property name (server.properties keys: lower case words joined by dots, dashes, underscores).
+_PROPERTY_KEY = r"[a-zA-Z][a-zA-Z0-9._-]*"
+_LINE_BREAKS = re.compile(r"[\r\n\f\v\x00\x85\u2028\u2029]")
+
+
 class KafkaSettings(_Strict):
     replication_factor: int = Field(3, ge=1)
     min_insync_replicas: int = Field(2, ge=1)
@@ -58,6 +64,18 @@ class KafkaSettings(_Strict):
     replica_fetch_max_bytes: int = Field(103_809_024, ge=1024)
     log_retention_ms: int = -1
     overrides: dict[str, str | int | bool] = Field(default_factory=dict)
+
+    @field_validator("overrides")
+    @classmethod
+    def _one_line_each(cls, overrides: dict[str, str | int | bool]) -> dict[str, str | int | bool]:
+        """Each override is one server.properties line: a property name, and a value
+        without line breaks (nor anything a properties file reads as one)."""
+        for key, value in overrides.items():
+            if not re.fullmatch(_PROPERTY_KEY, key):
+                raise ValueError(f"override key {key!r} is not a Kafka property name ({_PROPERTY_KEY})")
+            if isinstance(value, str) and (_LINE_BREAKS.search(value) or value.endswith("\\")):
+                raise ValueError(f"override {key}: the value holds a line break or ends in a backslash")
+        return overrides
 
 
 class ProducerSettings(_Strict):
@@ -84,7 +102,8 @@ class OrdererSettings(_Strict):
 
 
 class Variant(_Strict):
-    name: str
+    name: str = Field(min_length=1, max_length=100, pattern=SAFE_NAME,
+                      description="a safe word: it names containers, labels and store directories")
     description: str = ""
     cluster: ClusterShape = ClusterShape()
     kafka: KafkaSettings = KafkaSettings()

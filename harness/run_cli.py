@@ -44,6 +44,10 @@ def _run(args: argparse.Namespace) -> int:
         return 1
     for note in result.notes:
         print(f"ordeal: {note}", file=sys.stderr)
+    if result.signal and not Path(result.history).is_file():
+        print(f"ordeal: stopped by signal {result.signal} before the run began; no history "
+              f"(run directory {result.run_dir})", file=sys.stderr)
+        return result.exit_code
     if result.signal:
         print(f"ordeal: stopped by signal {result.signal}; faults healed, history in {result.history}",
               file=sys.stderr)

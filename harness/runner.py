@@ -161,7 +161,6 @@ class Runner:
         plan = self.plan
         started = datetime.now(timezone.utc)
         self.run_dir = run_dir = create_run_dir(self.store_dir, plan.scenario.name, started)
-        point_latest(self.store_dir, run_dir)
         result = RunResult(run_dir)
         scenario = plan.scenario.model_dump(mode="json")
         run_json = {"scenario": scenario, "source": plan.source,
@@ -188,6 +187,8 @@ class Runner:
                 run_json["orderer"] = describe() if describe else None
                 write_json(run_dir / RUN_JSON, run_json)
             self.recorder = Recorder(run_dir / HISTORY)
+            # latest points at runs with a history only: not at one stopped while booting.
+            point_latest(self.store_dir, run_dir)
             try:
                 self._start_crash_watch()
                 if not self._stop.is_set():

@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.settings_file import read_settings, settings_path
+from harness.settings_file import SAFE_NAME, read_settings, settings_path
 from harness.validation_message import one_line
 
 SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
@@ -21,34 +21,39 @@ class ScenarioError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # Numbers are finite: inf or nan in a duration would overflow the generator's clock.
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+
+DAY = 86_400.0  # seconds; the upper bound of every time setting
 
 
 class WorkloadSpec(_Strict):
     name: str = Field(min_length=1)
-    weight: float = Field(1.0, gt=0, description="share of the main phase's ops")
+    weight: float = Field(1.0, gt=0, le=1e6, description="share of the main phase's ops")
     options: dict[str, Any] = Field(default_factory=dict, description="checked by the workload")
 
 
 class NemesisSpec(_Strict):
     faults: list[str] = Field(default_factory=list, description="fault names; one at a time, picked at random")
-    interval: float = Field(10.0, gt=0, description="seconds between starting a fault and stopping it, and between faults")
+    interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and between faults")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per fault name, checked by the fault")
 
 
 class Scenario(_Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=100, pattern=SAFE_NAME,
+                      description="a safe word: it names the run's directory in the store")
     description: str = ""
     variant: str | None = Field(None, description="cluster variant; required when a workload or fault needs a cluster")
     workloads: list[WorkloadSpec] = Field(min_length=1)
     nemesis: NemesisSpec = NemesisSpec()
     concurrency: int = Field(6, ge=1, le=1024, description="client threads, one logical process each")
-    rate: float = Field(50.0, ge=0, description="target ops/s over all clients; 0 = as fast as they go")
-    duration: float = Field(60.0, gt=0, description="seconds of the main phase")
-    recovery_wait: float = Field(10.0, ge=0, description="seconds between the final heal and the final reads")
-    final_read_time_limit: float = Field(60.0, gt=0, description="seconds allowed for the final reads")
-    op_timeout: float = Field(10.0, gt=0, description="an op not answered by then completes as info")
-    seed: int | None = Field(None, description="random seed; chosen and recorded when absent")
+    rate: float = Field(50.0, ge=0, le=1e6, description="target ops/s over all clients; 0 = as fast as they go")
+    duration: float = Field(60.0, gt=0, le=7 * DAY, description="seconds of the main phase")
+    recovery_wait: float = Field(10.0, ge=0, le=DAY, description="seconds between the final heal and the final reads")
+    final_read_time_limit: float = Field(60.0, gt=0, le=DAY, description="seconds allowed for the final reads")
+    op_timeout: float = Field(10.0, gt=0, le=DAY, description="an op not answered by then completes as info")
+    seed: int | None = Field(None, ge=0, lt=2**63, description="random seed; chosen and recorded when absent")
 
 
 def scenario_path(name_or_path: str) -> Path:

@@ -9,6 +9,9 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+# A name that becomes part of a path, a container label or a config line: one safe word.
+SAFE_NAME = r"^[A-Za-z0-9][A-Za-z0-9._-]*$"
+
 
 def settings_path(name_or_path: str, shipped: Path) -> Path:
     """A file path as given, or <shipped>/<name>.toml (shown relative to the working
@@ -30,6 +33,10 @@ def read_settings(name_or_path: str, shipped: Path, kind: str, error: type[Value
         known = ", ".join(sorted(p.stem for p in shipped.glob("*.toml")))
         raise error(f"{kind} {name_or_path}: no such file or shipped {kind} (known: {known})")
     try:
-        return path, tomllib.loads(path.read_text())
+        return path, tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise error(f"{kind} {path}: not valid TOML: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise error(f"{kind} {path}: not UTF-8 text (byte {exc.start}: {exc.reason})") from None
+    except OSError as exc:
+        raise error(f"{kind} {path}: cannot read: {exc.strerror or exc}") from None

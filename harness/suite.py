@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.scenario import SCENARIOS_DIR, ScenarioError
-from harness.settings_file import read_settings, settings_path
+from harness.settings_file import SAFE_NAME, read_settings, settings_path
 from harness.validation_message import one_line
 
 SUITES_DIR = SCENARIOS_DIR / "suites"
@@ -31,20 +31,21 @@ class SuiteError(ValueError):
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class MatrixSpec(_Strict):
     variants: list[str] = Field(min_length=1, description="variant names or TOML paths")
     scenarios: list[str] = Field(min_length=1, description="scenario names or TOML paths")
     repeat: int = Field(1, ge=1, le=1000, description="runs of each cell, each with its own seed")
-    duration: float | None = Field(None, gt=0, description="main-phase seconds of these runs (default: each scenario's)")
+    duration: float | None = Field(None, gt=0, le=7 * 86_400, description="main-phase seconds of these runs (default: each scenario's)")
 
 
 class SuiteSpec(_Strict):
-    name: str = Field(min_length=1)
+    name: str = Field(min_length=1, max_length=100, pattern=SAFE_NAME,
+                      description="a safe word: it names the suite's directory in the store")
     description: str = ""
-    budget: float = Field(gt=0, description="seconds for the whole suite, boots included")
+    budget: float = Field(gt=0, le=365 * 86_400, description="seconds for the whole suite, boots included")
     matrix: list[MatrixSpec] = Field(min_length=1)
 
 

@@ -24,6 +24,7 @@ def _ordering_only() -> HistoryBuilder:
     h = HistoryBuilder()
     for tx in ("tx-1", "tx-2"):
         h.broadcast(1, "ch0", "osn1", tx)
+    h.nemesis("heal", {"healed": "all"})
     for osn in ("osn1", "osn2"):
         h.deliver(9, "ch0", osn, make_chain([["tx-1"], ["tx-2"]]))
     return h
@@ -81,3 +82,54 @@ def test_recheck_reuses_the_parquet_copy(spark, tmp_path):
     before = marker.stat().st_mtime_ns
     check_history(run, spark=spark)
     assert marker.stat().st_mtime_ns == before
+
+
+def _interrupted(final: str) -> HistoryBuilder:
+    """Broadcasts answered SUCCESS, delivers during the run that do not hold them all yet, and
+    then `final`: "none" (stopped before its final delivers), "heal" (final delivers after the
+    heal, missing tx-3) or "marked" (final delivers marked as the harness marks them)."""
+    h = HistoryBuilder()
+    for tx in ("tx-1", "tx-2", "tx-3"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]))
+    h.deliver(9, "ch0", "osn2", make_chain([["tx-1"], ["tx-2"]]))
+    h.nemesis("heal", {"healed": "all"})
+    if final != "none":
+        for osn in ("osn1", "osn2"):
+            h.deliver(9, "ch0", osn, make_chain([["tx-1"], ["tx-2"]]), final=final == "marked")
+    return h
+
+
+def test_interrupted_ordering_run_is_unknown_not_lost_tx(spark, tmp_path):
+    results = check_history(_run_dir(tmp_path, _interrupted("none")), spark=spark)
+    ordering = results["checkers"]["ordering"]
+    assert (results["valid"], "lost-tx" in results["anomalies"], "lagging-osn" in results["anomalies"],
+            ordering["not_judged"]) == (
+        "unknown", False, False,
+        {"lost-tx": ["no final deliver of channel ch0 which had SUCCESS broadcasts"],
+         "lagging-osn": ["no final deliver of channel ch0 from osn1", "no final deliver of channel ch0 from osn2"]})
+
+
+def test_final_delivers_missing_a_tx_are_lost_tx(spark, tmp_path):
+    for final in ("heal", "marked"):
+        results = check_history(_run_dir(tmp_path, _interrupted(final)), spark=spark)
+        assert (final, results["valid"], results["anomalies"]["lost-tx"]["examples"][0]["tx"],
+                results["checkers"]["ordering"]["not_judged"]) == (final, False, "tx-3", {})
+
+
+def test_marked_final_delivers_ignore_a_heal_in_the_middle_of_the_run(spark, tmp_path):
+    h = HistoryBuilder()  # a mid-run heal, then delivers that are not final: not judged
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]), final=True)  # an earlier, marked history part
+    h.nemesis("heal", {"fault": "partition"})
+    h.broadcast(1, "ch0", "osn1", "tx-2")
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]))
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    assert (results["valid"], "lost-tx" in results["anomalies"]) == (False, True)
+
+
+def test_interrupted_kafka_run_says_lost_write_was_not_judged(spark, tmp_path):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    assert (results["valid"], results["checkers"]["kafka"]["not_judged"]) == (
+        "unknown", {"lost-write": ["no final read of t0/0 which had acknowledged sends"]})

@@ -9,7 +9,7 @@ def _anomalies(tables, transform: str):
     ops = tables.ops
     chain = ordering.delivered_blocks(tables.blocks)
     txs = ordering.chain_txs(chain)
-    height = ordering.heights(ops, tables.blocks)
+    height = ordering.heights(ordering.final_delivers(ops), tables.blocks)
     broadcasts = ordering.successful_broadcasts(ops)
     summary = ordering.tx_summary(chain, broadcasts)
     return {
@@ -23,8 +23,8 @@ def _anomalies(tables, transform: str):
 
 def _two_osns(second: list[dict]) -> tuple[HistoryBuilder, int, int]:
     h = HistoryBuilder()
-    _, d1 = h.deliver(9, "ch0", "osn1", make_chain([["tx-1"], ["tx-2"]]))
-    _, d2 = h.deliver(9, "ch0", "osn2", second)
+    _, d1 = h.deliver(9, "ch0", "osn1", make_chain([["tx-1"], ["tx-2"]]), final=True)
+    _, d2 = h.deliver(9, "ch0", "osn2", second, final=True)
     return h, d1, d2
 
 
@@ -84,7 +84,7 @@ def _broadcasts(chain_txs: list[list[str]]) -> tuple[HistoryBuilder, list[int]]:
     oks = [h.broadcast(1, "ch0", "osn1", tx)[1] for tx in ("tx-1", "tx-2", "tx-3")]
     h.broadcast(1, "ch0", "osn1", "tx-4", status="SERVICE_UNAVAILABLE")
     h.broadcast(1, "ch0", "osn1", "tx-5", type="fail", error="service-unavailable")
-    h.deliver(9, "ch0", "osn1", make_chain(chain_txs))
+    h.deliver(9, "ch0", "osn1", make_chain(chain_txs), final=True)
     return h, oks
 
 

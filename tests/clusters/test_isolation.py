@@ -94,3 +94,32 @@ def test_a_run_whose_cluster_is_removed_under_it_ends_with_cluster_lost_and_no_v
     assert child.returncode == 3, err
     assert "cluster lost:" in err and "valid:" not in out
     assert not list((tmp_path / "store").glob("solo/*/results.json"))
+
+
+def test_an_interrupted_run_is_judged_unknown_not_invalid(tmp_path: Path) -> None:
+    """SIGTERM before the final reads: no final read, no final deliver, so neither lost
+    writes nor lost txs can be judged; the check says unknown (exit 3) and why."""
+    osn_variant = Path(__file__).resolve().parents[1] / "nemesis" / "osn.toml"
+    path = tmp_path / "solo.toml"
+    path.write_text(scenario(tmp_path, duration=120).read_text().replace(str(SMALL), str(osn_variant))
+                    + '\n[[workloads]]\nname = "ordering"\n')
+    child = ordeal_run(path, tmp_path / "store")
+    deadline = time.monotonic() + 300
+    history = None
+    while time.monotonic() < deadline and child.poll() is None:
+        found = list((tmp_path / "store").glob("solo/*/history.jsonl"))
+        if found and '"status":"SUCCESS"' in found[0].read_text().replace(" ", ""):
+            history = found[0]
+            break
+        time.sleep(0.5)
+    assert history is not None, "no broadcast was acknowledged"
+    child.send_signal(15)
+    _, err = child.communicate(timeout=300)
+    assert child.returncode == 128 + 15, err
+    checked = subprocess.run([sys.executable, "-m", "harness.cli", "check", str(history.parent)],
+                             capture_output=True, text=True, timeout=600)
+    assert checked.returncode == 3, checked.stdout + checked.stderr
+    results = json.loads((history.parent / "results.json").read_text())
+    assert results["valid"] == "unknown"
+    assert "lost-tx" in results["checkers"]["ordering"]["not_judged"]
+    assert "lost-tx" not in results.get("anomalies", {})

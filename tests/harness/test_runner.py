@@ -327,3 +327,17 @@ def test_a_noop_history_follows_format_1(noop_run):
     read = {(r["partition"], r["offset"]): r["value"] for i, c in pairs(history) if c["f"] == "final-read"
             for r in c["value"]["records"]}
     assert all(read[(s["partition"], s["offset"])] == s["value"] for s in sends)
+
+
+def test_a_run_stopped_while_booting_has_no_history_and_latest_does_not_point_at_it(tmp_path, monkeypatch):
+    from harness.runner import Interrupted
+
+    earlier = run(tmp_path)[1]  # a complete run: latest points at it
+
+    def interrupted(self):
+        raise Interrupted(2)
+
+    monkeypatch.setattr(Runner, "_acquire_cluster", interrupted)
+    _, stopped = run(tmp_path)
+    assert (stopped.signal, stopped.history.exists(), (tmp_path / "store" / "latest").resolve()) == (
+        2, False, earlier.run_dir.resolve())
