@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.cluster import TOXIPROXY_API_PORT, Cluster
+from clusters.cluster import PROXY_BASE_PORT, Cluster
 from clusters.variant import load_variant
 from harness.nemesis_api import fault_factory
 from harness.plan import prepare
@@ -83,9 +83,10 @@ def test_isolated_broker_reaches_no_peer_until_healed_even_while_paused(cluster:
     assert done["f"] == "partition" and done["value"]["components"][0] == [victim.name]
     peers = [n for n in cluster.nodes if n.role in PROBE_PORT and n is not victim]
     addrs = [(p.ip, PROBE_PORT[p.role]) for p in peers]  # other brokers' 9093, ZooKeeper's 2181
-    seen = tcp_probe(victim.pid, addrs + [(cluster.toxiproxy.ip, TOXIPROXY_API_PORT)], timeout=2)
+    proxy = (cluster.toxiproxy.ip, PROXY_BASE_PORT + victim.node_id)  # where host clients reach it
+    seen = tcp_probe(victim.pid, addrs + [proxy], timeout=2)
     assert {a: seen[f"{a[0]}:{a[1]}"] for a in addrs} == {a: "timeout" for a in addrs}
-    assert seen[f"{cluster.toxiproxy.ip}:{TOXIPROXY_API_PORT}"] == "open"  # the client path stays
+    assert seen[f"{proxy[0]}:{proxy[1]}"] == "open"  # the client path stays
     other = next(p for p in peers if p.role == "kafka")
     assert tcp_probe(other.pid, [(victim.ip, PROBE_PORT["kafka"])])[f"{victim.ip}:9093"] == "timeout"
 
