@@ -62,7 +62,7 @@ class ModelOrderers:
 
     def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None:
         if tags.osn is None:
-            raise RuntimeError("the variant asks for OSNs but the OSN image was not built")
+            raise _cluster_error("the variant asks for OSNs but the OSN image was not built")
         brokers = _broker_ips(cluster)
         for name, ip in _osn_ips(cluster):
             cluster._add(tags.osn, name, "osn", ip, run_labels,
@@ -109,15 +109,14 @@ class FabricOrderers:
         from clusters.images.fabric_build import fabric_tools
 
         if tags.fabric_orderer is None:
-            raise RuntimeError("the variant asks for Fabric's orderer but its image was not built")
+            raise _cluster_error("the variant asks for Fabric's orderer but its image was not built")
         v = cluster.variant
         osns = _osn_ips(cluster)
         with tempfile.TemporaryDirectory(prefix="ordeal-fabric-") as tmp:
             made = material.generate(v, [name for name, _ in osns],
                                      [f"{ip}:{CLUSTER_PORT}" for ip in _broker_ips(cluster)],
                                      fabric_tools(cluster.cache), Path(tmp) / "material")
-            self._load_identities(made.root / "clients")
-            self._channel_txs = {ch: made.channel_tx(ch).read_bytes() for ch in v.orderer.channels}
+            self._keep(made.root)
             volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels, made.root)
         for name, ip in osns:
             env = {
@@ -228,51 +227,49 @@ class FabricOrderers:
         finally:
             client.close()
 
-    # -- identities -----------------------------------------------------------
-    def _load_identities(self, clients: Path) -> None:
+    # -- what the client needs of the material ---------------------------------
+    def _keep(self, root: Path) -> None:
+        """Hold the client identities and the channel-creation txs of the material at `root`."""
         from clusters.fabric.material import CLIENT_MSP
         from clusters.orderer.identity import MspIdentity
 
         for who in ("admin", "user"):
-            self._identities[who] = MspIdentity.load(CLIENT_MSP, clients / who / "msp")
+            self._identities[who] = MspIdentity.load(CLIENT_MSP, root / "clients" / who / "msp")
+        self._channel_txs = {p.stem: p.read_bytes() for p in (root / "channels").glob("*.tx")}
 
-    def _fetch_identities(self, cluster: "Cluster") -> None:
-        """A cluster booted by another process: read the client material back from its volume."""
+    def _ensure_material(self, cluster: "Cluster") -> None:
+        """A cluster booted by another process: read its material back from the run's volume, once."""
         from clusters.fabric import material_volume
 
+        if self._identities:
+            return
         image = cluster.osns[0].container.attrs["Config"]["Image"]
-        tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-clients-"))
+        tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-material-"))
         try:
-            clients = material_volume.fetch(cluster.client, image, cluster.run,
-                                            _scratch_labels(cluster), "clients", tmp)
-            self._load_identities(clients)
+            for part in ("clients", "channels"):
+                material_volume.fetch(cluster.client, image, cluster.run, _scratch_labels(cluster), part, tmp)
+            self._keep(tmp)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
     def client_identity(self, cluster: "Cluster") -> "Identity":
         """The client org's user: a member, so it may write and read every channel."""
-        if "user" not in self._identities:
-            self._fetch_identities(cluster)
+        self._ensure_material(cluster)
         return self._identities["user"]
 
     def _admin(self, cluster: "Cluster") -> "Identity":
-        if "admin" not in self._identities:
-            self._fetch_identities(cluster)
+        self._ensure_material(cluster)
         return self._identities["admin"]
 
     def _channel_tx(self, cluster: "Cluster", channel: str) -> bytes:
-        from clusters.fabric import material_volume
-
-        if channel not in self._channel_txs:
-            image = cluster.osns[0].container.attrs["Config"]["Image"]
-            tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-channels-"))
-            try:
-                folder = material_volume.fetch(cluster.client, image, cluster.run,
-                                               _scratch_labels(cluster), "channels", tmp)
-                self._channel_txs = {p.stem: p.read_bytes() for p in folder.glob("*.tx")}
-            finally:
-                shutil.rmtree(tmp, ignore_errors=True)
+        self._ensure_material(cluster)
         return self._channel_txs[channel]
+
+
+def _cluster_error(message: str) -> Exception:
+    from clusters.cluster import ClusterError
+
+    return ClusterError(message)
 
 
 def _scratch_labels(cluster: "Cluster") -> dict[str, str]:
