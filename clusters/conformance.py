@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 
 from clusters.cluster import Cluster
+from clusters.node import NodeVerbFailed
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
 from clusters.orderer.replay import CUT_REASONS, Comparison, CutterFactory, Replay, compare, model_chain, replay
 from clusters.orderer.settings import BatchSettings
@@ -92,7 +93,12 @@ def faulted_load(cluster: Cluster, txs: int, seed: int = 14, log: Log = print) -
         w.start()
 
     def fault(what: str, action: Callable[[], None]) -> None:
-        action()
+        # A verb the engine could not carry out (a freeze that never settled) leaves that
+        # fault out of this run; the comparison is as strict with fewer faults.
+        try:
+            action()
+        except NodeVerbFailed as exc:
+            what = f"{what} NOT DONE ({exc})"
         stats.faults.append(f"{time.monotonic() - started:5.1f}s {what}")
         log(f"  fault: {stats.faults[-1]}")
 

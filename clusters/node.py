@@ -5,6 +5,7 @@ Faults reach nodes only through these verbs and through the node's network names
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -13,6 +14,10 @@ import docker
 from docker.models.containers import Container
 
 Role = Literal["zookeeper", "kafka", "osn", "toxiproxy"]
+
+
+class NodeVerbFailed(RuntimeError):
+    """A verb the Docker engine could not carry out after bounded retries (not a verdict)."""
 
 
 @dataclass
@@ -81,10 +86,27 @@ class Node:
         if self.state == "running":
             self.container.stop(timeout=20)
 
-    def pause(self) -> None:
-        """SIGSTOP of every process in the node (cgroup freezer)."""
-        if self.state == "running":
-            self.container.pause()
+    def pause(self, attempts: int = 8) -> None:
+        """Freeze every process in the node (cgroup freezer).
+
+        Under load the cgroup-v1 freezer can fail to settle in runc's short window ("unable
+        to freeze": runc thaws again and gives up), most often with a JVM's hundreds of
+        threads. That is the harness's trouble, not the system's, so the freeze is retried a
+        bounded number of times; if it never settles, NodeVerbFailed says so in one line.
+        """
+        last: Exception | None = None
+        for attempt in range(attempts):
+            if self.state != "running":
+                return
+            try:
+                self.container.pause()
+                return
+            except docker.errors.APIError as exc:
+                if "freeze" not in str(exc):
+                    raise
+                last = exc
+                time.sleep(0.25 * (attempt + 1))
+        raise NodeVerbFailed(f"could not pause {self.name} after {attempts} tries: {last}")
 
     def resume(self) -> None:
         if self.state == "paused":
