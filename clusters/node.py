@@ -8,10 +8,12 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import docker
 from docker.models.containers import Container
+
+from clusters import labels as L
 
 Role = Literal["zookeeper", "kafka", "osn", "toxiproxy"]
 
@@ -111,6 +113,47 @@ class Node:
     def resume(self) -> None:
         if self.state == "paused":
             self.container.unpause()
+
+    def lose_disk(self) -> dict[str, Any]:
+        """Empty every writable volume of a stopped node, as a swapped disk would come back:
+        the node's next start finds no log, no ledger, no meta.properties.
+
+        Done by a throwaway container of the node's own image (its user owns the files),
+        with no network and the run's labels, so that it works on any Docker engine and a
+        crash leaves nothing a start would not prune. Answers what was there, for the history.
+        """
+        if self.alive():
+            raise NodeVerbFailed(f"{self.name}: lose_disk needs the node stopped (it is {self.state})")
+        volumes = [m for m in self.container.attrs.get("Mounts", []) if m.get("Type") == "volume" and m.get("RW")]
+        if not volumes:
+            raise NodeVerbFailed(f"{self.name}: no writable volume to lose")
+        wiped: dict[str, Any] = {}
+        keep = (L.PROJECT, L.RUN, L.VARIANT, L.OWNER_PID, L.OWNER_BOOT, L.KEEP)
+        labels = {k: v for k, v in (self.container.labels or {}).items() if k in keep}
+        for m in volumes:
+            target = m["Destination"]
+            # Directories two levels down (Kafka's partition directories, Fabric's chains)
+            # and their sizes, then everything below the mount point goes.
+            script = (f"cd {target} && du -k --max-depth=2 . 2>/dev/null; "
+                      f"find . -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} + && echo ordeal-wiped")
+            out = self.container.client.containers.run(
+                self.container.attrs["Config"]["Image"], entrypoint=["/bin/sh", "-c", script], command=[],
+                mounts=[docker.types.Mount(target=target, source=m["Name"], type="volume")],
+                labels=labels, network_disabled=True, remove=True, stdout=True, stderr=True,
+            ).decode(errors="replace").splitlines()
+            if "ordeal-wiped" not in out:
+                raise NodeVerbFailed(f"{self.name}: could not empty {target}: {' '.join(out)[-200:]}")
+            entries, total = {}, 0
+            for line in out:
+                kib, _, name = line.partition("\t")
+                if not kib.isdigit() or not name:
+                    continue
+                if name == ".":
+                    total = int(kib)
+                elif name.count("/") == 2:  # ./a/b: the leaves of the listing
+                    entries[name[2:]] = int(kib)
+            wiped[target] = {"volume": m["Name"], "kib": total, "entries": dict(sorted(entries.items())[:200])}
+        return wiped
 
     def logs(self) -> bytes:
         return self.container.logs(stdout=True, stderr=True)

@@ -21,6 +21,7 @@ FAULT_KINDS = (
     "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
     "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
     "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
+    "disk-loss", "disk-loss-sole-in-sync",
 )
 # What a variant states for a fault kind: "valid" (nothing may be found), "invalid" (the
 # fault is built to break this configuration: the checkers must find it), or

@@ -3,7 +3,8 @@ budget, each run judged against what its variant expects under that scenario.
 
 A scenario named as a fault kind (scenarios/kill-broker.toml, ...) is judged by the
 variant's [expect] entry of that name; any other scenario is expected valid. Runs are
-grouped by variant so that each cluster boots once. A run that would not fit in what is
+grouped by variant so that each cluster boots once, and again after a run that came out
+invalid (what lost data is not a clean start for the next run). A run that would not fit in what is
 left of the budget is skipped, and said so: a suite never overruns its budget silently.
 """
 from __future__ import annotations
@@ -239,6 +240,11 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                 outcome.error = "not checked: " + ("; ".join(run.notes) or "the checkers did not run")
             else:
                 outcome.verdict, outcome.anomalies = run.verdict, run.anomaly_summary()
+            if outcome.verdict == "invalid" and plan.needs_cluster:
+                # A cluster that lost data (a truncated partition, a Fabric chain whose
+                # offset is gone) is no clean start: the variant's next run boots a fresh one.
+                pool.release(cell.variant)
+                booted.discard(cell.variant)
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
                 f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}; "
                 f"{outcome.seconds:.0f} s; {run.run_dir}")

@@ -13,6 +13,9 @@ names of clusters/variant.py FAULT_KINDS plus a few more shapes:
 - targeted_loss: targeted-isr-shrink (Jepsen's 2013 Kafka loss, step by step)
 - liveness_probe: kafka-loss-probed (OSNs cut from Kafka while a kubelet-like liveness
   probe of /healthz restarts them; on Fabric 1.4.12 the next probe crashes the orderer)
+- disk_loss: disk-loss, disk-loss-sole-in-sync (SIGKILL, the node's volumes emptied as a
+  swapped disk, started again; the second first pauses a partition's followers until its
+  leader is the only in-sync replica)
 - schedule: mixed (a seeded pick among faults), run_schedule (faults at an interval
   without the harness, always healed)
 

@@ -1,6 +1,6 @@
 """Fault intervals from nemesis ops, for shading plots and drawing cuts.
 
-A fault opens at kill / pause / partition / link-fault / config and closes at the
+A fault opens at kill / pause / partition / link-fault / config / disk-loss and closes at the
 matching start / resume / heal (or at the next heal); shapes not recognised still
 open and close, they just carry no nodes or cuts. A node's crash (harness.crash_watch:
 no fault stopped it) opens like a kill and closes at that node's start; it is shown
@@ -14,7 +14,7 @@ from itertools import combinations
 from typing import Any, Callable
 
 OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal",
-           "crash": "start"}
+           "crash": "start", "disk-loss": "heal"}
 CRASH = "crash"
 # A heal ends every network and configuration fault still open (DESIGN.md "Nemeses").
 HEALED_BY_ANY_HEAL = {"partition", "link-fault", "config"}
@@ -50,6 +50,9 @@ class FaultInterval:
             who = f"{d['key']}={json.dumps(setting) if not isinstance(setting, str) else setting}"
         elif self.kind == "link-fault" and isinstance(d.get("toxic"), str):
             who = f"{d['toxic']} {who}"
+        elif self.kind == "disk-loss" and isinstance(d.get("wiped"), dict):
+            kib = sum(w.get("kib", 0) for w in d["wiped"].values() if isinstance(w, dict) and isinstance(w.get("kib"), int))
+            who = f"{who} ({kib} KiB wiped)"
         elif self.kind == CRASH and isinstance(d.get("exit_code"), int) and not isinstance(d["exit_code"], bool):
             who = f"{who} (exit {d['exit_code']})"
         return f"{self.kind} {who}".strip()

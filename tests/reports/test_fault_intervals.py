@@ -81,3 +81,13 @@ def test_labels_name_topology_setting_and_toxic():
     assert p.label == "partition halves: a | b"
     assert c.label == "config unclean.leader.election.enable=true"
     assert link.label == "link-fault latency kafka1"
+
+
+def test_a_disk_loss_is_open_until_its_own_heal_and_says_what_was_wiped():
+    wiped = {"/var/lib/kafka": {"volume": "v", "kib": 848, "entries": {"data/t0-0": 840}}}
+    other, iv = _track((1, "kill", {"fault": "kill-osn", "nodes": ["osn1"]}),
+                       (2, "disk-loss", {"fault": "disk-loss", "nodes": ["kafka3"], "wiped": wiped}),
+                       (3, "heal", {"fault": "kill-osn", "nodes": []}),
+                       (9, "heal", {"fault": "disk-loss", "nodes": ["kafka3"], "back": True}))
+    assert (iv.kind, iv.start, iv.end, iv.nodes) == ("disk-loss", 2, 9, ["kafka3"])
+    assert iv.label == "disk-loss kafka3 (848 KiB wiped)"

@@ -1,0 +1,191 @@
+"""disk-loss: a node whose disk is swapped for an empty one. SIGKILL, every writable volume
+of the node emptied (Node.lose_disk), start again: at once (a broker back before its
+ZooKeeper session of zookeeper.session.timeout.ms expires) or after `down_for` seconds.
+
+A SIGKILL alone never loses what reached the page cache, so without this fault a
+configuration whose acknowledged writes live on one disk only (min.insync.replicas = 1)
+looks safe. Whom it hits:
+
+- `random` / `leader`: a live node of the role, or the leader of a partition (read live);
+- `sole-in-sync`: the leader of a partition once it is the only in-sync replica. The
+  partition's followers are paused (SIGSTOP) until the controller has dropped them from
+  the ISR (their ZooKeeper sessions expire: about 6 s here), the leader then acknowledges
+  alone for `hold` seconds (where min.insync.replicas allows it), loses its disk, the
+  followers are resumed and the leader starts again. Kafka in ZooKeeper mode elects it
+  back (it is the whole ISR) with an empty log, and the followers truncate to it: what
+  KIP-966 (eligible leader replicas, KRaft only) is about.
+
+start does the whole sequence and answers one op (f "disk-loss") naming the node, the
+volumes and what they held; stop has nothing to undo but waits (bounded) for the node to
+serve again and answers op f "heal" with `back`.
+"""
+from __future__ import annotations
+
+import random
+import time
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusters.fabric.material import SYSTEM_CHANNEL
+from harness.nemesis_api import register_fault
+from harness.op import Op
+from nemesis.fault import Fault, op
+from nemesis.targets import NoTarget, PartitionState, broker_name, controller, partition_state, user_partitions
+
+POLL = 0.5
+
+
+class DiskLossOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    pick: Literal["random", "leader", "sole-in-sync"] = "random"
+    role: Literal["kafka", "osn", "zookeeper"] = "kafka"
+    topic: str | None = None
+    partition: int | None = Field(None, ge=0)
+    down_for: float = Field(0.0, ge=0, le=120, description="seconds the wiped node stays down before it "
+                            "starts again; 0: at once, before its ZooKeeper session expires")
+    shrink_timeout: float = Field(30.0, ge=0, le=120, description="sole-in-sync: seconds to wait for the "
+                                  "ISR to shrink to the leader")
+    hold: float = Field(5.0, ge=0, le=60, description="sole-in-sync: seconds the leader acknowledges alone "
+                        "before it loses its disk")
+    back_timeout: float = Field(90.0, gt=0, le=600, description="seconds stop waits for the node to serve again")
+    seed: int = 0
+
+
+class DiskLoss(Fault):
+    name = "disk-loss"
+
+    def __init__(self, options: DiskLossOptions):
+        super().__init__(options.seed)
+        self.options = options
+        self.down: list[str] = []    # wiped and not started yet
+        self.paused: list[str] = []  # followers held out of the ISR
+        self.last: str | None = None  # the node stop waits for
+
+    # -- choosing ----------------------------------------------------------------
+    def _partition(self, rng: random.Random) -> PartitionState:
+        o = self.options
+        if o.topic is not None and o.partition is not None:
+            return partition_state(self.cluster, o.topic, o.partition)
+        # Fabric's system channel carries no workload's data: a loss there is seen by no check.
+        candidates = [(t, p) for t, p in user_partitions(self.cluster, o.topic) if o.topic or t != SYSTEM_CHANNEL]
+        if not candidates:
+            raise NoTarget(f"no topic {o.topic} to pick a partition from" if o.topic else "no user topic yet")
+        states = [partition_state(self.cluster, t, p) for t, p in candidates]
+        led = [s for s in states if s.leader is not None and len(s.isr) >= 1]
+        if not led:
+            raise NoTarget("no partition has a leader")
+        if o.pick == "sole-in-sync":
+            # The followers are paused; a controller among them delays the ISR shrink by a
+            # controller election, so partitions that do not hold the controller come first.
+            boss = controller(self.cluster)
+            clear = [s for s in led if boss not in s.followers and s.followers]
+            led = clear or [s for s in led if s.followers] or led
+        return rng.choice(led)
+
+    # -- the steps ---------------------------------------------------------------
+    def _wait_isr(self, state: PartitionState) -> list[str]:
+        deadline = time.monotonic() + self.options.shrink_timeout
+        isr = state.isr
+        while time.monotonic() < deadline:
+            try:
+                isr = partition_state(self.cluster, state.topic, state.partition).isr
+            except Exception:  # noqa: BLE001 - metadata may be unavailable for a moment
+                pass
+            if isr == [state.leader]:
+                break
+            time.sleep(POLL)
+        return isr
+
+    def _resume_paused(self) -> list[str]:
+        resumed = []
+        for name in self.paused:
+            node = self.cluster.node(name)
+            if node.state == "paused":
+                node.resume()
+                resumed.append(name)
+        self.paused = []
+        return resumed
+
+    def _start_down(self) -> list[str]:
+        started = []
+        for name in self.down:
+            node = self.cluster.node(name)
+            if not node.alive():
+                node.start()
+                started.append(name)
+        self.down = []
+        return started
+
+    def start(self, rng: random.Random) -> Op:
+        o = self.options
+        detail: dict[str, Any] = {"pick": o.pick, "down_for": o.down_for}
+        if o.pick == "random":
+            live = [n.name for n in self.cluster.by_role(o.role) if n.alive()]
+            if not live:
+                raise NoTarget(f"no live {o.role} node")
+            victim = rng.choice(sorted(live))
+        else:
+            state = self._partition(rng)
+            victim = state.leader
+            detail.update(topic=state.topic, partition=state.partition, leader=state.leader, isr=state.isr)
+            if o.pick == "sole-in-sync":
+                for name in state.followers:
+                    self.cluster.node(name).pause()
+                    self.paused.append(name)
+                detail["paused"] = list(self.paused)
+                detail["isr_before"] = shrunk = self._wait_isr(state)
+                if shrunk == [victim]:
+                    time.sleep(o.hold)
+        node = self.cluster.node(victim)
+        node.kill()
+        self.down = [victim]
+        self.last = victim
+        try:
+            detail["wiped"] = node.lose_disk()
+        finally:
+            if self.paused:
+                detail["resumed"] = self._resume_paused()
+            if o.down_for:
+                time.sleep(o.down_for)
+            detail["started"] = self._start_down()
+        return op("disk-loss", self.name, nodes=[victim], **detail)
+
+    def _back(self, name: str) -> bool:
+        node = self.cluster.node(name)
+        deadline = time.monotonic() + self.options.back_timeout
+        while time.monotonic() < deadline:
+            if node.alive() and self._serves(node):
+                return True
+            time.sleep(1.0)
+        return False
+
+    def _serves(self, node: Any) -> bool:
+        if node.role == "kafka":
+            from clusters.health import admin_client
+            admin = admin_client(self.cluster.bootstrap_servers())
+            try:
+                desc = admin.describe_cluster(request_timeout=5).result(timeout=6)
+            except Exception:  # noqa: BLE001 - not yet
+                return False
+            return node.name in {broker_name(n.id) for n in desc.nodes}
+        if node.role == "osn":
+            return bool(self.cluster.osn_healthy(node))
+        return True
+
+    def stop(self) -> Op:
+        started = self._start_down() + self._resume_paused()
+        name, self.last = self.last, None
+        back = self._back(name) if name else True
+        return op("heal", self.name, nodes=[name] if name else [], started=started, back=back)
+
+    def heal_all(self) -> list[Op]:
+        started = self._start_down() + self._resume_paused()
+        self.last = None
+        return [op("heal", self.name, nodes=started)] if started else []
+
+
+register_fault("disk-loss", lambda options: DiskLoss(DiskLossOptions.model_validate(options)))
+register_fault("disk-loss-sole-in-sync",
+               lambda options: DiskLoss(DiskLossOptions.model_validate({"pick": "sole-in-sync", **options})))
