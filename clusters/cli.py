@@ -113,7 +113,9 @@ def _smoke(args: argparse.Namespace) -> int:
         return 1
     try:
         booted = time.monotonic() - started
-        print(f"{variant.name}: {len(cluster.zookeepers)} ZooKeeper + {len(cluster.brokers)} Kafka + "
+        quorum = (f"{len(cluster.controllers)} KRaft controller" if cluster.kraft
+                  else f"{len(cluster.zookeepers)} ZooKeeper")
+        print(f"{variant.name}: {quorum} + {len(cluster.brokers)} Kafka {variant.kafka.version} + "
               f"{len(cluster.osns)} OSN nodes healthy in {booted:.1f} s", flush=True)
         result = smoke(cluster, messages=args.messages)
         print(result.summary())

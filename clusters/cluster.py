@@ -1,8 +1,9 @@
-"""The cluster under test: ZooKeeper ensemble, Kafka brokers, OSNs and a toxiproxy, each a
-labelled container on the run's own internal Docker network.
+"""The cluster under test: a metadata quorum (a ZooKeeper ensemble, or KRaft's dedicated
+controllers), Kafka brokers, OSNs and a toxiproxy, each a labelled container on the run's
+own internal Docker network.
 
 Traffic paths: host clients -> toxiproxy (one proxy per broker) -> broker CLIENT listener;
-brokers, ZooKeeper and OSNs talk directly on the internal network, where nemeses cut links
+brokers, ZooKeeper, controllers and OSNs talk directly on the internal network, where nemeses cut links
 with iptables entered from the host into a node's network namespace.
 """
 from __future__ import annotations
@@ -24,9 +25,10 @@ from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.lease import release as lease_release
 from clusters.lease import take as lease_take
-from clusters.node import Node
-from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, KAFKA_JAVA_OPTS, OSN_PORT, ZOOKEEPER_JAVA_OPTS,
-                                  server_properties, zoo_cfg)
+from clusters import kraft
+from clusters.node import ROLES, Node
+from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE, CONTROLLER_JAVA_OPTS, KAFKA_JAVA_OPTS,
+                                  OSN_PORT, ZOOKEEPER_JAVA_OPTS, controller_properties, server_properties, zoo_cfg)
 from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import candidate_subnets, host_ip
@@ -35,7 +37,7 @@ from clusters.variant import Variant, parse_variant
 log = logging.getLogger("ordeal.cluster")
 
 DEFAULT_CACHE = Path.home() / ".cache" / "ordeal"
-TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET = 5, 10, 20, 30
+TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET, CONTROLLER_OFFSET = 5, 10, 20, 30, 40
 TOXIPROXY_API_PORT = 8474
 PROXY_BASE_PORT = 19090
 
@@ -64,6 +66,15 @@ class Cluster:
     @property
     def zookeepers(self) -> list[Node]:
         return self.by_role("zookeeper")
+
+    @property
+    def controllers(self) -> list[Node]:
+        """KRaft's dedicated controllers (none in ZooKeeper mode)."""
+        return self.by_role("controller")
+
+    @property
+    def kraft(self) -> bool:
+        return self.variant.kafka.mode == "kraft"
 
     @property
     def brokers(self) -> list[Node]:
@@ -131,13 +142,28 @@ class Cluster:
         return self.node(f"kafka{part.leader}")
 
     def controller(self) -> Node | None:
-        """The controller broker, or None while there is none (or none can be asked)."""
+        """The controller: in ZooKeeper mode the controller broker, in KRaft the active
+        controller (the metadata quorum's leader); None while there is none (or none can be
+        asked)."""
+        if self.kraft:
+            return self.active_controller()
         admin = admin_client(self.bootstrap_servers())
         try:
             desc = admin.describe_cluster(request_timeout=10).result(timeout=11)
         except (KafkaException, FutureTimeout):
             return None
         return self.node(f"kafka{desc.controller.id}") if desc.controller and desc.controller.id >= 0 else None
+
+    def active_controller(self) -> Node | None:
+        """KRaft: the controller a majority of the voters follow (clusters/kraft.py)."""
+        views = {}
+        for node in self.controllers:
+            raw = node.read_file(kraft.QUORUM_STATE)
+            view = kraft.parse_quorum_state(raw) if raw else None
+            if view is not None:
+                views[node.name] = view
+        leader = kraft.active_leader(views, len(self.controllers))
+        return self.node(f"controller{leader - CONTROLLER_ID_BASE}") if leader is not None else None
 
     def status(self) -> dict:
         return {
@@ -149,6 +175,7 @@ class Cluster:
             "toxiproxy_api": self.toxiproxy_api(),
             "osns": self.osn_addresses(),
             "orderer": self.orderer_description(),
+            "kafka": {"version": self.variant.kafka.version, "mode": self.variant.kafka.mode},
             "nodes": [n.to_dict() for n in self.nodes],
         }
 
@@ -161,7 +188,7 @@ class Cluster:
         made is removed before the error propagates."""
         client = client or docker.from_env(timeout=120)
         prune_leftovers(client)
-        tags = build_all(cache, client)
+        tags = build_all(cache, client, kafka_versions=[variant.kafka.version])
         run = run_label or f"{variant.name}-{uuid.uuid4().hex[:6]}"
         run_labels = L.run_labels(run, variant.name, keep)
         try:
@@ -203,7 +230,7 @@ class Cluster:
             ]
             if not nodes:
                 continue
-            nodes.sort(key=lambda n: ("toxiproxy", "zookeeper", "kafka", "osn").index(n.role) * 100 + n.node_id)
+            nodes.sort(key=lambda n: ROLES.index(n.role) * 100 + n.node_id)
             if lease and not lease_take(client, lbl[L.RUN], parsed.name, nodes[0].container.attrs["Config"]["Image"]):
                 continue  # another run holds it
             cluster = cls(client, lbl[L.RUN], parsed, net, nodes)
@@ -247,18 +274,29 @@ class Cluster:
     # -- boot -------------------------------------------------------------------
     def _create_nodes(self, tags: ImageTags, run_labels: dict[str, str]) -> None:
         v = self.variant
-        zk_ips = [host_ip(self.subnet, ZK_OFFSET + i) for i in range(1, v.cluster.zookeepers + 1)]
         tox_ip = host_ip(self.subnet, TOXIPROXY_OFFSET)
+        kafka_image = tags.kafka_image(v.kafka.version)
         self._add(tags.toxiproxy, "toxiproxy", "toxiproxy", tox_ip, run_labels, {}, data_dir=None)
-        for i, ip in enumerate(zk_ips, start=1):
-            self._add(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
-                      {"ORDEAL_CONFIG": zoo_cfg(zk_ips), "ORDEAL_MYID": str(i),
-                       "ORDEAL_JAVA_OPTS": ZOOKEEPER_JAVA_OPTS}, data_dir="/var/lib/zookeeper")
+        metadata_env: dict[str, str] = {}
+        if self.kraft:
+            metadata_ips = [host_ip(self.subnet, CONTROLLER_OFFSET + i) for i in range(1, v.cluster.controllers + 1)]
+            metadata_env = {"ORDEAL_CLUSTER_ID": kraft.new_cluster_id()}
+            for i, ip in enumerate(metadata_ips, start=1):
+                self._add(kafka_image, f"controller{i}", "controller", ip, run_labels,
+                          {"ORDEAL_CONFIG": controller_properties(v, i, metadata_ips),
+                           "ORDEAL_JAVA_OPTS": CONTROLLER_JAVA_OPTS, **metadata_env}, data_dir="/var/lib/kafka")
+        else:
+            metadata_ips = [host_ip(self.subnet, ZK_OFFSET + i) for i in range(1, v.cluster.zookeepers + 1)]
+            for i, ip in enumerate(metadata_ips, start=1):
+                self._add(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
+                          {"ORDEAL_CONFIG": zoo_cfg(metadata_ips), "ORDEAL_MYID": str(i),
+                           "ORDEAL_JAVA_OPTS": ZOOKEEPER_JAVA_OPTS}, data_dir="/var/lib/zookeeper")
         for i in range(1, v.cluster.brokers + 1):
             ip = host_ip(self.subnet, KAFKA_OFFSET + i)
-            props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", zk_ips)
-            self._add(tags.kafka, f"kafka{i}", "kafka", ip, run_labels,
-                      {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS}, data_dir="/var/lib/kafka")
+            props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", metadata_ips)
+            self._add(kafka_image, f"kafka{i}", "kafka", ip, run_labels,
+                      {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS, **metadata_env},
+                      data_dir="/var/lib/kafka")
         if v.cluster.osns:
             self.ordering.create_nodes(self, tags, run_labels)
 
@@ -282,7 +320,7 @@ class Cluster:
 
     def _start(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        for n in [self.toxiproxy, *self.zookeepers]:
+        for n in [self.toxiproxy, *self.zookeepers, *self.controllers]:
             n.start()
         self._create_proxies(deadline)
         for n in self.brokers:
@@ -325,11 +363,15 @@ class Cluster:
             in_namespace(pid, ["iptables", "-w", "5", "-I", *rule])
 
     def wait_healthy(self, timeout: float = 120.0, osns: bool = True) -> None:
-        """ZooKeeper has a leader, all K brokers are registered and a controller is elected,
-        and (with `osns`) every OSN's chains have started."""
+        """The metadata quorum has a leader (ZooKeeper's ensemble, or KRaft's controllers),
+        all K brokers are registered (in KRaft: and unfenced, as only those are in the
+        metadata) with a controller, and (with `osns`) every OSN's chains have started."""
         deadline = time.monotonic() + timeout
+        quorum = (("KRaft controller quorum has no leader", lambda: self.active_controller() is not None)
+                  if self.kraft else
+                  ("ZooKeeper ensemble has no leader", lambda: ensemble_has_leader([z.ip for z in self.zookeepers])))
         checks = [
-            ("ZooKeeper ensemble has no leader", lambda: ensemble_has_leader([z.ip for z in self.zookeepers])),
+            quorum,
             (f"not all {len(self.brokers)} brokers registered with a controller",
              lambda: kafka_ready(self.bootstrap_servers(), len(self.brokers))),
         ]

@@ -15,7 +15,9 @@ from docker.models.containers import Container
 
 from clusters import labels as L
 
-Role = Literal["zookeeper", "kafka", "osn", "toxiproxy"]
+Role = Literal["zookeeper", "controller", "kafka", "osn", "toxiproxy"]
+# The order nodes are listed (and started) in.
+ROLES: tuple[Role, ...] = ("toxiproxy", "zookeeper", "controller", "kafka", "osn")
 
 
 class NodeVerbFailed(RuntimeError):
@@ -121,6 +123,11 @@ class Node:
         Done by a throwaway container of the node's own image (its user owns the files),
         with no network and the run's labels, so that it works on any Docker engine and a
         crash leaves nothing a start would not prune. Answers what was there, for the history.
+
+        Read-only mounts are not the node's disk and stay: on Fabric's orderer that is the
+        run's material (MSP and genesis block, clusters/fabric/material_volume.py), so an
+        orderer loses its ledger alone, as when its ledger disk is swapped. Emptying the
+        MSP too would be another fault: an orderer that cannot start at all.
         """
         if self.alive():
             raise NodeVerbFailed(f"{self.name}: lose_disk needs the node stopped (it is {self.state})")
@@ -154,6 +161,18 @@ class Node:
                     entries[name[2:]] = int(kib)
             wiped[target] = {"volume": m["Name"], "kib": total, "entries": dict(sorted(entries.items())[:200])}
         return wiped
+
+    def read_file(self, path: str) -> bytes | None:
+        """A file of the node's own filesystem as its process sees it (through the host's
+        /proc/<pid>/root, so a paused node answers too); None when the node is not running
+        or the file is absent. The harness runs on the Docker host, as its partitions do."""
+        pid = self.pid
+        if not pid:
+            return None
+        try:
+            return Path(f"/proc/{pid}/root{path}").read_bytes()
+        except OSError:
+            return None
 
     def logs(self) -> bytes:
         return self.container.logs(stdout=True, stderr=True)

@@ -5,20 +5,34 @@ Listeners (one port each, so that partitions and proxies can tell the paths apar
                  client-to-broker traffic always crosses toxiproxy (link faults).
   BROKER  :9093  inter-broker replication; cut by iptables partitions.
   CLUSTER :9094  clients inside the cluster network (the OSNs); also cut by partitions.
+  CONTROLLER :9095  KRaft only: the metadata quorum, on dedicated controller nodes.
+
+In KRaft mode the controllers elect partition leaders and create topics, so they get the
+variant's topic defaults (replication factor, min ISR, unclean election) as the brokers do.
+Controller i has node.id 100 + i, so that broker kafkaN keeps node.id N.
 """
 from __future__ import annotations
 
 from clusters.variant import Variant
 
-CLIENT_PORT, BROKER_PORT, CLUSTER_PORT = 9092, 9093, 9094
+CLIENT_PORT, BROKER_PORT, CLUSTER_PORT, CONTROLLER_PORT = 9092, 9093, 9094, 9095
+CONTROLLER_ID_BASE = 100
 ZK_CLIENT_PORT, ZK_PEER_PORT, ZK_ELECTION_PORT = 2181, 2888, 3888
 OSN_PORT, OSN_OPERATIONS_PORT = 7050, 8443
 
 # Harness defaults the variants may override: failures are detected within seconds
 # (Jepsen's Kafka tests shorten these too), and a 4-broker cluster on 2 cores stays small.
-BROKER_DEFAULTS: dict[str, str | int | bool] = {
+ZOOKEEPER_MODE_DEFAULTS: dict[str, str | int | bool] = {
     "zookeeper.session.timeout.ms": 6000,
     "zookeeper.connection.timeout.ms": 6000,
+}
+# KRaft's counterpart of the ZooKeeper session: a broker whose heartbeats stop reaching the
+# active controller for broker.session.timeout.ms is fenced (default 9 s; 6 s as above).
+KRAFT_DEFAULTS: dict[str, str | int | bool] = {
+    "broker.session.timeout.ms": 6000,
+    "broker.heartbeat.interval.ms": 1000,
+}
+BROKER_DEFAULTS: dict[str, str | int | bool] = {
     "replica.lag.time.max.ms": 10000,
     "group.initial.rebalance.delay.ms": 0,
     "auto.create.topics.enable": False,
@@ -32,6 +46,7 @@ BROKER_DEFAULTS: dict[str, str | int | bool] = {
 }
 
 KAFKA_JAVA_OPTS = "-Xms256m -Xmx256m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:+ExitOnOutOfMemoryError -Djava.awt.headless=true"
+CONTROLLER_JAVA_OPTS = KAFKA_JAVA_OPTS.replace("-Xms256m -Xmx256m", "-Xms192m -Xmx192m")
 ZOOKEEPER_JAVA_OPTS = "-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError"
 
 
@@ -78,28 +93,75 @@ def zoo_cfg(zookeeper_ips: list[str]) -> str:
     return _render(props)
 
 
-def server_properties(variant: Variant, broker_id: int, ip: str, client_advertised: str,
-                      zookeeper_ips: list[str]) -> str:
+def controller_node_id(index: int) -> int:
+    return CONTROLLER_ID_BASE + index
+
+
+def quorum_voters(controller_ips: list[str]) -> str:
+    """controller.quorum.voters: a static quorum (id@host:port), which every 3.3+ and 4.x
+    release accepts and which needs no voter set at format time."""
+    return ",".join(f"{controller_node_id(i)}@{ip}:{CONTROLLER_PORT}" for i, ip in enumerate(controller_ips, start=1))
+
+
+def _topic_defaults(variant: Variant) -> dict[str, str | int | bool]:
+    """What whoever creates topics and elects leaders must know (brokers; in KRaft the
+    controllers too)."""
     k = variant.kafka
     internal_rf = min(3, variant.cluster.brokers)
-    props: dict[str, str | int | bool] = {
-        "broker.id": broker_id,
-        "zookeeper.connect": ",".join(f"{z}:{ZK_CLIENT_PORT}" for z in zookeeper_ips),
-        "listeners": f"CLIENT://0.0.0.0:{CLIENT_PORT},BROKER://0.0.0.0:{BROKER_PORT},CLUSTER://0.0.0.0:{CLUSTER_PORT}",
-        "advertised.listeners": f"CLIENT://{client_advertised},BROKER://{ip}:{BROKER_PORT},CLUSTER://{ip}:{CLUSTER_PORT}",
-        "listener.security.protocol.map": "CLIENT:PLAINTEXT,BROKER:PLAINTEXT,CLUSTER:PLAINTEXT",
-        "inter.broker.listener.name": "BROKER",
-        "log.dirs": "/var/lib/kafka/data",
+    return {
         "default.replication.factor": k.replication_factor,
         "min.insync.replicas": k.min_insync_replicas,
         "unclean.leader.election.enable": k.unclean_leader_election_enable,
         "message.max.bytes": k.message_max_bytes,
-        "replica.fetch.max.bytes": k.replica_fetch_max_bytes,
         "log.retention.ms": k.log_retention_ms,
         "offsets.topic.replication.factor": internal_rf,
         "transaction.state.log.replication.factor": internal_rf,
         "transaction.state.log.min.isr": min(k.min_insync_replicas, internal_rf),
+    }
+
+
+def server_properties(variant: Variant, broker_id: int, ip: str, client_advertised: str,
+                      metadata_ips: list[str]) -> str:
+    """A broker's server.properties; `metadata_ips` are the ZooKeeper nodes' or (KRaft) the
+    controllers' addresses."""
+    k = variant.kafka
+    kraft = k.mode == "kraft"
+    listeners = {"CLIENT": CLIENT_PORT, "BROKER": BROKER_PORT, "CLUSTER": CLUSTER_PORT}
+    protocols = ",".join(f"{name}:PLAINTEXT" for name in [*listeners, *(["CONTROLLER"] if kraft else [])])
+    metadata: dict[str, str | int | bool] = (
+        {"process.roles": "broker", "node.id": broker_id, "controller.quorum.voters": quorum_voters(metadata_ips),
+         "controller.listener.names": "CONTROLLER", **KRAFT_DEFAULTS} if kraft else
+        {"broker.id": broker_id, "zookeeper.connect": ",".join(f"{z}:{ZK_CLIENT_PORT}" for z in metadata_ips),
+         **ZOOKEEPER_MODE_DEFAULTS})
+    props: dict[str, str | int | bool] = {
+        **metadata,
+        "listeners": ",".join(f"{name}://0.0.0.0:{port}" for name, port in listeners.items()),
+        "advertised.listeners": f"CLIENT://{client_advertised},BROKER://{ip}:{BROKER_PORT},CLUSTER://{ip}:{CLUSTER_PORT}",
+        "listener.security.protocol.map": protocols,
+        "inter.broker.listener.name": "BROKER",
+        "log.dirs": "/var/lib/kafka/data",
+        **_topic_defaults(variant),
+        "replica.fetch.max.bytes": k.replica_fetch_max_bytes,
         **BROKER_DEFAULTS,
         **k.overrides,
+    }
+    return _render(props)
+
+
+def controller_properties(variant: Variant, index: int, controller_ips: list[str]) -> str:
+    """A KRaft controller's server.properties (process.roles=controller)."""
+    props: dict[str, str | int | bool] = {
+        "process.roles": "controller",
+        "node.id": controller_node_id(index),
+        "controller.quorum.voters": quorum_voters(controller_ips),
+        "controller.listener.names": "CONTROLLER",
+        "listeners": f"CONTROLLER://0.0.0.0:{CONTROLLER_PORT}",
+        "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+        "log.dirs": "/var/lib/kafka/data",
+        **_topic_defaults(variant),
+        **KRAFT_DEFAULTS,
+        "num.network.threads": 2,
+        "num.io.threads": 2,
+        **variant.kafka.overrides,
     }
     return _render(props)

@@ -11,6 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, ValidationError, field_validator, model_validator
 
+from clusters import kafka_versions
+from clusters.kafka_versions import VERSION_PATTERN, Mode
 from harness.settings_file import SAFE_NAME, read_settings, settings_path
 from harness.validation_message import one_line
 
@@ -22,7 +24,16 @@ FAULT_KINDS = (
     "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
     "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
     "disk-loss", "disk-loss-sole-in-sync",
+    "pause-controller", "controller-quorum-loss", "isolate-broker-from-controllers",
 )
+# Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
+# dedicated controllers. The other fault kinds run in either mode ("controller" is then
+# the controller broker, or the active controller: the KRaft quorum's leader).
+MODE_FAULT_KINDS: dict[str, str] = {
+    "zk-quorum-loss": "zookeeper",
+    "controller-quorum-loss": "kraft",
+    "isolate-broker-from-controllers": "kraft",
+}
 # What a variant states for a fault kind: "valid" (nothing may be found), "invalid" (the
 # fault is built to break this configuration: the checkers must find it), or
 # "invalid-possible" (either verdict is allowed).
@@ -46,7 +57,10 @@ class _Strict(BaseModel):
 
 
 class ClusterShape(_Strict):
-    zookeepers: int = Field(3, ge=1, le=9)
+    # Filled in from kafka.mode when absent: 3 ZooKeeper nodes and no controllers in
+    # ZooKeeper mode, 3 dedicated controllers and no ZooKeeper in KRaft.
+    zookeepers: int = Field(3, ge=0, le=9)
+    controllers: int = Field(0, ge=0, le=9, description="KRaft's dedicated controllers (the metadata quorum)")
     brokers: int = Field(4, ge=1, le=9)
     osns: int = Field(0, ge=0, le=9)
 
@@ -57,6 +71,8 @@ _LINE_BREAKS = re.compile(r"[\r\n\f\v\x00\x85\u2028\u2029]")
 
 
 class KafkaSettings(_Strict):
+    version: str = Field("3.9.2", pattern=VERSION_PATTERN, description="Apache Kafka release, built from Maven Central")
+    mode: Mode = Field("zookeeper", description="metadata: a ZooKeeper ensemble, or KRaft controllers")
     replication_factor: int = Field(3, ge=1)
     min_insync_replicas: int = Field(2, ge=1)
     unclean_leader_election_enable: bool = False
@@ -112,16 +128,51 @@ class Variant(_Strict):
     orderer: OrdererSettings = OrdererSettings()
     expect: dict[str, Expectation] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _shape_of_mode(cls, data: object) -> object:
+        """The metadata nodes a variant does not name are its mode's defaults."""
+        if not isinstance(data, dict):
+            return data
+        kafka, shape = data.get("kafka"), data.get("cluster", {})
+        mode = kafka.get("mode", "zookeeper") if isinstance(kafka, dict) else "zookeeper"
+        if isinstance(shape, dict) and mode in ("zookeeper", "kraft"):
+            defaults = {"zookeepers": 3, "controllers": 0} if mode == "zookeeper" else {"zookeepers": 0, "controllers": 3}
+            data = {**data, "cluster": {**defaults, **shape}}
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> "Variant":
         k, c = self.kafka, self.cluster
+        refused = kafka_versions.check(k.version, k.mode)
+        if refused:
+            raise ValueError(refused)
+        if k.mode == "kraft":
+            if c.zookeepers:
+                raise ValueError(f"cluster.zookeepers ({c.zookeepers}): a KRaft variant runs no ZooKeeper; "
+                                 "its metadata quorum is cluster.controllers")
+            if c.controllers % 2 == 0:
+                raise ValueError(f"cluster.controllers ({c.controllers}) is {'zero' if not c.controllers else 'even'}; "
+                                 "a KRaft quorum needs an odd number of controllers")
+        else:
+            if c.controllers:
+                raise ValueError(f"cluster.controllers ({c.controllers}): dedicated controllers are KRaft's; "
+                                 "in ZooKeeper mode a broker is the controller (kafka.mode = \"kraft\" for them)")
+            if c.zookeepers == 0:
+                raise ValueError("cluster.zookeepers (0): a ZooKeeper-mode variant needs an ensemble")
+        if c.osns and self.orderer.implementation == "fabric-1.4.12" and not kafka_versions.speaks_old_protocols(k.version):
+            # Seen here: the orderer sets up each channel's topic with CreateTopics v0, which a
+            # 4.4.0 broker refuses (UnsupportedVersionException), so no chain ever starts.
+            raise ValueError(f"orderer.implementation fabric-1.4.12 cannot use Kafka {k.version}: its client "
+                             "(sarama 1.19) sends request versions Kafka 4.0 removed (KIP-896; CreateTopics v0 is "
+                             "refused, so no channel starts); use implementation = \"model\" or a 3.x Kafka")
         if k.min_insync_replicas > k.replication_factor:
             raise ValueError(f"kafka.min_insync_replicas ({k.min_insync_replicas}) exceeds "
                              f"kafka.replication_factor ({k.replication_factor})")
         if k.replication_factor > c.brokers:
             raise ValueError(f"kafka.replication_factor ({k.replication_factor}) exceeds "
                              f"cluster.brokers ({c.brokers})")
-        if c.zookeepers % 2 == 0:
+        if k.mode == "zookeeper" and c.zookeepers % 2 == 0:
             raise ValueError(f"cluster.zookeepers ({c.zookeepers}) is even; a ZooKeeper ensemble needs an odd size")
         if k.replica_fetch_max_bytes > k.message_max_bytes:
             raise ValueError(f"kafka.replica_fetch_max_bytes ({k.replica_fetch_max_bytes}) exceeds "
@@ -139,7 +190,26 @@ class Variant(_Strict):
         unknown = sorted(set(self.expect) - set(FAULT_KINDS))
         if unknown:
             raise ValueError(f"expect.{unknown[0]}: unknown fault kind (known: {', '.join(FAULT_KINDS)})")
+        for fault in self.expect:
+            why = self.refuses_fault_kind(fault)
+            if why:
+                raise ValueError(f"expect.{fault}: {why}")
         return self
+
+    def refuses_fault_kind(self, fault: str) -> str | None:
+        """Why a fault kind cannot run on this variant (one line), or None."""
+        needs = MODE_FAULT_KINDS.get(fault)
+        if needs is None or needs == self.kafka.mode:
+            return None
+        if needs == "zookeeper":
+            return f"{fault} needs ZooKeeper; this variant runs KRaft (kafka.mode)"
+        return f"{fault} needs KRaft controllers; this variant runs ZooKeeper mode (kafka.mode)"
+
+    def has_role(self, role: str) -> bool:
+        """Whether this variant's cluster has nodes of `role` (clusters/node.py's roles)."""
+        counts = {"zookeeper": self.cluster.zookeepers, "controller": self.cluster.controllers,
+                  "kafka": self.cluster.brokers, "osn": self.cluster.osns, "toxiproxy": 1}
+        return counts.get(role, 0) > 0
 
     def expected(self, fault: str) -> Expectation:
         return self.expect.get(fault, "valid")

@@ -38,6 +38,9 @@ class Nemesis(Protocol):
         after setup (a reused cluster may carry an earlier run's faults), at the heal
         phase, and on any early stop."""
 
+    # Optional: roles() -> set[str], the node roles the fault acts on by name; a variant
+    # without such nodes is refused before anything boots (harness/plan.py).
+
 
 # factory(options) -> Nemesis; bad options raise ValueError with a one-line message.
 FaultFactory = Callable[[dict[str, Any]], Nemesis]

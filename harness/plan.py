@@ -113,6 +113,13 @@ def prepare(scenario: Scenario, source: str) -> Plan:
         except ValueError as exc:
             raise ScenarioError(f"scenario {source}: nemesis.options.{name}: {exc}") from None
 
+    if variant is not None:
+        for i, (name, fault) in enumerate(nemeses.items()):
+            missing = sorted(r for r in getattr(fault, "roles", lambda: set())() if not variant.has_role(r))
+            if missing:
+                raise ScenarioError(f"scenario {source}: nemesis.faults.{i}: {name} acts on {missing[0]} nodes; "
+                                    f"variant {variant.name} has none (kafka.mode {variant.kafka.mode})")
+
     plan = Plan(scenario, source, variant, workloads, nemeses)
     if plan.needs_cluster and variant is None:
         needy = [n for n, w in workloads.items() if w.needs_cluster] + \

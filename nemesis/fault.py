@@ -59,3 +59,8 @@ class Fault:
 
     def heal_all(self) -> list[Op]:
         raise NotImplementedError
+
+    def roles(self) -> set[str]:
+        """The node roles this fault acts on by name (zookeeper, controller, kafka, osn):
+        a variant without nodes of one of them cannot run it (checked before boot)."""
+        return set()

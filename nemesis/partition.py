@@ -17,18 +17,18 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
-from clusters.node_config import BROKER_PORT, OSN_PORT, ZK_CLIENT_PORT
+from clusters.node_config import BROKER_PORT, CONTROLLER_PORT, OSN_PORT, ZK_CLIENT_PORT
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis import namespace, topologies
 from nemesis.fault import Fault, op
-from nemesis.targets import TargetSpec, resolve
+from nemesis.targets import TargetSpec, resolve, roles_hit
 
 CHAIN = "ORDEAL"
 IPT = "iptables -w 5"
-PARTITIONED_ROLES = ("zookeeper", "kafka", "osn")  # toxiproxy is the clients' side, never cut here
+PARTITIONED_ROLES = ("zookeeper", "controller", "kafka", "osn")  # toxiproxy is the clients' side, never cut here
 # The port a probe connects to, per role: a refused connect proves the path as well as an open one.
-PROBE_PORT = {"zookeeper": ZK_CLIENT_PORT, "kafka": BROKER_PORT, "osn": OSN_PORT}
+PROBE_PORT = {"zookeeper": ZK_CLIENT_PORT, "controller": CONTROLLER_PORT, "kafka": BROKER_PORT, "osn": OSN_PORT}
 
 
 def iptables_script(drop_ips: list[str]) -> str:
@@ -116,7 +116,10 @@ class Firewall:
         return {"flushed": flushed, "connected": not dedup, "unreachable": [list(p) for p in dedup]}
 
 
-Topology = Literal["halves", "majorities-ring", "isolate", "zk-from-brokers", "zk-split"]
+Topology = Literal["halves", "majorities-ring", "isolate", "zk-from-brokers", "zk-split", "controller-majority"]
+# The node roles a topology cuts by name, beyond its target's.
+TOPOLOGY_ROLES: dict[str, set[str]] = {"zk-from-brokers": {"zookeeper"}, "zk-split": {"zookeeper"},
+                                       "controller-majority": {"controller"}}
 
 
 class PartitionOptions(BaseModel):
@@ -137,6 +140,10 @@ class PartitionNemesis(Fault):
         self.options = options
         self.active = False
 
+    def roles(self) -> set[str]:
+        o = self.options
+        return TOPOLOGY_ROLES.get(o.topology, set()) | (roles_hit(o.target) if o.topology == "isolate" else set())
+
     def graph(self, rng: random.Random) -> tuple[nx.Graph, dict[str, Any]]:
         """The topology to apply now, and what the op says about its targets."""
         fw, o = Firewall(self.cluster), self.options
@@ -149,6 +156,10 @@ class PartitionNemesis(Fault):
             return topologies.majorities_ring(names, rng), {}
         if o.topology == "zk-split" and len(zks) > 1:
             return topologies.zk_split(names, zks), {}
+        if o.topology == "controller-majority":
+            active = self.cluster.controller()
+            graph, cut = topologies.majority_isolated(names, [n.name for n in self.cluster.controllers], rng)
+            return graph, {"nodes": cut, "active_controller": active.name if active else None}
         if o.topology in ("zk-split", "zk-from-brokers"):
             # A one-node ensemble cannot be split; cutting it from the brokers loses it all the same.
             return topologies.zk_from_brokers(names, zks, brokers), {"topology": "zk-from-brokers"}
@@ -185,6 +196,7 @@ register_fault("isolate-leader", _factory("isolate-leader", topology="isolate", 
 register_fault("isolate-controller", _factory("isolate-controller", topology="isolate",
                                               target={"pick": "controller"}))
 register_fault("zk-quorum-loss", _factory("zk-quorum-loss", topology="zk-split"))
+register_fault("controller-quorum-loss", _factory("controller-quorum-loss", topology="controller-majority"))
 # Shapes beyond the variants' fault kinds, for scenarios that name them.
 register_fault("partition-majorities-ring", _factory("partition-majorities-ring", topology="majorities-ring"))
 register_fault("isolate-node", _factory("isolate-node", topology="isolate"))

@@ -1,5 +1,5 @@
 """Process faults: SIGKILL and restart, SIGSTOP (pause) and resume, of brokers, ZooKeeper
-nodes and OSNs, through the node verbs of clusters/node.py.
+nodes, KRaft controllers and OSNs, through the node verbs of clusters/node.py.
 
 A killed container that starts again gets a fresh network namespace: partition rules in
 it are gone, but its peers still drop it (partition.py writes rules on both ends).
@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import TargetSpec, resolve
+from nemesis.targets import TargetSpec, resolve, roles_hit
 
 Action = Literal["kill", "pause"]
 UNDO = {"kill": "start", "pause": "resume"}
@@ -72,9 +72,15 @@ class ProcessNemesis(Fault):
                 done.append(name)
         return done
 
+    def roles(self) -> set[str]:
+        return roles_hit(self.options.target)
+
     def heal_all(self) -> list[Op]:
-        role = self.options.target.role if self.options.target.pick in ("random", "all") else "kafka"
-        names = sorted({n.name for n in self.cluster.by_role(role)} | set(self.touched))
+        target = self.options.target
+        # "controller" is a broker in ZooKeeper mode and a controller node in KRaft.
+        roles = {target.role} if target.pick in ("random", "all") else \
+            {"kafka", "controller"} if target.pick == "controller" else {"kafka"}
+        names = sorted({n.name for role in roles for n in self.cluster.by_role(role)} | set(self.touched))
         done = self._undo(names)
         self.touched = []
         return [op(UNDO[self.options.action], self.name, nodes=done)] if done else []
@@ -91,7 +97,10 @@ register_fault("kill-broker", _factory("kill-broker", "kill", role="kafka"))
 register_fault("kill-leader", _factory("kill-leader", "kill", pick="leader"))
 register_fault("kill-controller", _factory("kill-controller", "kill", pick="controller"))
 register_fault("pause-broker", _factory("pause-broker", "pause", role="kafka"))
+register_fault("pause-controller", _factory("pause-controller", "pause", pick="controller"))
 register_fault("kill-osn", _factory("kill-osn", "kill", role="osn"))
 register_fault("pause-osn", _factory("pause-osn", "pause", role="osn"))
 register_fault("kill-zookeeper", _factory("kill-zookeeper", "kill", role="zookeeper"))
 register_fault("pause-zookeeper", _factory("pause-zookeeper", "pause", role="zookeeper"))
+register_fault("kill-kraft-controller", _factory("kill-kraft-controller", "kill", role="controller"))
+register_fault("pause-kraft-controller", _factory("pause-kraft-controller", "pause", role="controller"))

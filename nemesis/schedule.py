@@ -57,6 +57,9 @@ class Mixed(Fault):
             if bind is not None:
                 bind(record)
 
+    def roles(self) -> set[str]:
+        return set().union(*(getattr(part, "roles", set)() for part in self.parts.values()))
+
     def start(self, rng: random.Random) -> Op:
         if self.active is not None:
             self.stop()

@@ -1,6 +1,7 @@
 """Whom a fault hits: nodes picked at random, or read from the cluster's live state (the
 leader and ISR of a partition, the controller). Live state is asked of the brokers at the
-moment of the fault, through the host's client path, so it is what clients see then.
+moment of the fault, through the host's client path, so it is what clients see then; the
+KRaft quorum's leader is read from the controllers (clusters/kraft.py).
 """
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from clusters.health import admin_client
 
 Pick = Literal["random", "leader", "controller", "isr", "follower", "all"]
-ROLES = ("zookeeper", "kafka", "osn")
+ROLES = ("zookeeper", "controller", "kafka", "osn")
+Role = Literal["zookeeper", "controller", "kafka", "osn"]
 
 
 class NoTarget(RuntimeError):
@@ -42,10 +44,19 @@ class TargetSpec(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pick: Pick = "random"
-    role: Literal["zookeeper", "kafka", "osn"] = "kafka"
+    role: Role = "kafka"
     count: int = Field(1, ge=1, description="nodes, for random / isr / follower picks")
     topic: str | None = None
     partition: int | None = Field(None, ge=0)
+
+
+def roles_hit(spec: TargetSpec) -> set[str]:
+    """The node roles `spec` can designate: what a variant must have for it to run."""
+    if spec.pick in ("random", "all"):
+        return {spec.role}
+    if spec.pick == "controller":
+        return set()  # the controller broker, or KRaft's active controller: every variant has one
+    return {"kafka"}
 
 
 def broker_name(broker_id: int) -> str:
@@ -82,6 +93,7 @@ def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
 
 
 def controller(cluster: Any) -> str:
+    """The controller broker (ZooKeeper mode) or the active controller (KRaft), by name."""
     node = cluster.controller()
     if node is None:
         raise NoTarget("no controller elected")
@@ -111,3 +123,33 @@ def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[st
     if not live:
         raise NoTarget(f"no live {spec.role} node")
     return sorted(rng.sample(live, min(spec.count, len(live)))), detail
+
+
+def elect_unclean(cluster: Any, partitions: list[tuple[str, int]], timeout: float = 15.0) -> dict[str, str]:
+    """Admin electLeaders(UNCLEAN) for `partitions`, as an operator of a KRaft cluster does
+    for a partition already leaderless when unclean election is switched on (the
+    controller only revisits those every unclean.leader.election.interval.ms). Answers, per
+    "topic/partition", "elected" or Kafka's error (ELECTION_NOT_NEEDED when it has a leader)."""
+    from confluent_kafka import ElectionType, TopicPartition
+
+    if not partitions:
+        return {}
+    admin = admin_client(cluster.bootstrap_servers())
+    try:
+        results = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(t, p) for t, p in partitions],
+                                      request_timeout=timeout, operation_timeout=timeout).result(timeout=timeout + 1)
+    except Exception as exc:  # noqa: BLE001 - recorded: the election could not be asked for
+        return {f"{t}/{p}": f"{exc.__class__.__name__}: {exc}" for t, p in partitions}
+    return {f"{tp.topic}/{tp.partition}": "elected" if err is None else str(err.args[0].name() if err.args else err)
+            for tp, err in results.items()}
+
+
+def leaderless(cluster: Any, topics: list[str]) -> list[tuple[str, int]]:
+    """(topic, partition) of `topics` with no leader in the metadata now."""
+    admin = admin_client(cluster.bootstrap_servers())
+    found = []
+    for topic in topics:
+        meta = admin.list_topics(topic, timeout=10).topics.get(topic)
+        if meta is not None and meta.error is None:
+            found += [(topic, p) for p, part in meta.partitions.items() if part.leader < 0]
+    return sorted(found)

@@ -87,6 +87,16 @@ def zk_split(nodes: Iterable[str], zookeepers: Iterable[str]) -> nx.Graph:
     return graph
 
 
+def majority_isolated(nodes: Iterable[str], quorum: Sequence[str], rng: random.Random) -> tuple[nx.Graph, list[str]]:
+    """A majority of the `quorum`'s members (picked with `rng`), each cut from every other
+    node, the rest included: no side holds a majority, so the quorum has no leader (KRaft's
+    controllers). Answers the graph and the members cut."""
+    members = sorted(set(quorum))
+    cut = sorted(rng.sample(members, len(members) // 2 + 1))
+    nodes = sorted(set(nodes))
+    return grudge(nodes, [[m] for m in cut] + [[n for n in nodes if n not in cut]]), cut
+
+
 def cut_links(graph: nx.Graph) -> list[tuple[str, str]]:
     """Every pair of nodes without a link, sorted."""
     return sorted(tuple(sorted(e)) for e in nx.non_edges(graph))

@@ -12,6 +12,12 @@ config), not as the cluster-wide dynamic default (BROKER with an empty name, wha
 name ("Invalid ConfigResource"). Kafka's docs allow a cluster-wide setting to be updated per
 broker as well; setting it on every live broker has the same effect on the controller,
 whichever broker it is. A broker that is down cannot be altered: the op says which were.
+
+KRaft: the controllers elect, and they read a topic's value, the cluster-wide default and
+their own configuration, never a broker's per-node value; so only the topics are switched
+(the op's `nodes` is empty), and a partition that is already leaderless when the key turns
+true is elected explicitly (Admin electLeaders, UNCLEAN; DESIGN.md): the op's `elections`
+records which election was asked for each such partition and what Kafka answered.
 """
 from __future__ import annotations
 
@@ -27,7 +33,7 @@ from clusters.health import admin_client
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import user_partitions
+from nemesis.targets import elect_unclean, leaderless, user_partitions
 
 KEY = "unclean.leader.election.enable"
 TIMEOUT = 15.0
@@ -139,15 +145,19 @@ class UncleanToggle(Fault):
         return not self.cluster.variant.kafka.unclean_leader_election_enable
 
     def set(self, value: bool, topics: list[str]) -> Op:
-        brokers = [n.name for n in self.cluster.brokers if n.state == "running"]
+        kraft = self.cluster.kraft
+        brokers = [] if kraft else [n.name for n in self.cluster.brokers if n.state == "running"]
         names = [*brokers, *topics]
         for name, setting in read(self.cluster, names).items():
             self.before.setdefault(name, setting)
         failed = write(self.cluster, {n: value for n in names})
         done = [n for n in names if n not in failed]
         after = read_settled(self.cluster, {n: Setting(value, True) for n in done})
+        elections = elect_unclean(self.cluster, leaderless(self.cluster, [t for t in topics if t in done])) \
+            if kraft and value else {}
         return op("config", self.name, key=KEY, set=value, nodes=[b for b in brokers if b in done],
-                  read_back={n: after[n].value for n in done}, **({"failed": failed} if failed else {}))
+                  read_back={n: after[n].value for n in done}, **({"failed": failed} if failed else {}),
+                  **({"elections": elections} if elections else {}))
 
     def start(self, rng: random.Random) -> Op:
         topics = self.options.topics
@@ -172,7 +182,7 @@ class UncleanToggle(Fault):
     def heal_all(self) -> list[Op]:
         """Also removes per-broker values left by a run that crashed before restoring them:
         nothing but this fault sets the key per broker (the variant sets it statically)."""
-        for node in self.cluster.brokers:
+        for node in [] if self.cluster.kraft else self.cluster.brokers:
             if node.name in self.before or node.state != "running":
                 continue
             try:

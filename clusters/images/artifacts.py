@@ -9,7 +9,7 @@ import subprocess
 from pathlib import Path
 
 IMAGES_DIR = Path(__file__).resolve().parent
-POM = IMAGES_DIR / "jvm-libs" / "pom.xml"
+JVM_LIBS_DIR = IMAGES_DIR / "jvm-libs"
 TOXIPROXY_MODULE = "github.com/Shopify/toxiproxy/v2/cmd/server"
 TOXIPROXY_VERSION = "v2.12.0"
 OSN_REQUIREMENTS = IMAGES_DIR.parent / "orderer" / "requirements.txt"
@@ -43,19 +43,27 @@ def _finish(tmp: Path, final: Path) -> Path:
     return final
 
 
-def kafka_libs(cache: Path) -> Path:
-    """The Kafka 3.9 + ZooKeeper 3.8 runtime jars, resolved by Maven from jvm-libs/pom.xml."""
-    final = cache / "kafka-libs" / digest(POM.read_bytes())
+def kafka_pom(version: str) -> Path:
+    """The pom that resolves `version`'s runtime classpath (one per major: their logging differs)."""
+    from clusters import kafka_versions
+
+    return JVM_LIBS_DIR / f"pom-{kafka_versions.parse(version)[0]}.xml"
+
+
+def kafka_libs(cache: Path, version: str) -> Path:
+    """Kafka `version`'s runtime jars (3.9's with ZooKeeper 3.8), resolved by Maven."""
+    pom = kafka_pom(version)
+    final = cache / "kafka-libs" / digest(pom.read_bytes(), version)
     if _complete(final):
         return final
     tmp = _fresh(final)
     subprocess.run(
-        ["mvn", "-q", "-B", "-f", str(POM), "dependency:copy-dependencies",
+        ["mvn", "-q", "-B", "-f", str(pom), f"-Dkafka.version={version}", "dependency:copy-dependencies",
          f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"],
         check=True,
     )
-    if not any(tmp.glob("kafka_2.13-*.jar")) or not any(tmp.glob("zookeeper-3.8.*.jar")):
-        raise RuntimeError(f"maven did not deliver kafka and zookeeper jars into {tmp}")
+    if not any(tmp.glob(f"kafka_2.13-{version}.jar")):
+        raise RuntimeError(f"maven did not deliver the jars of Kafka {version} into {tmp}")
     return _finish(tmp, final)
 
 

@@ -22,12 +22,22 @@ ORDERER_DIR = IMAGES_DIR.parent / "orderer"
 @dataclass(frozen=True)
 class ImageTags:
     base: str
-    jvm_libs: str
+    jvm_libs: dict[str, str]  # per Kafka version
     zookeeper: str
-    kafka: str
+    kafka: dict[str, str]  # per Kafka version: brokers and KRaft controllers run from it
     toxiproxy: str
     osn: str | None
     fabric_orderer: str | None
+
+    def kafka_image(self, version: str) -> str:
+        return self.kafka[version]
+
+
+def shipped_kafka_versions() -> list[str]:
+    """The Kafka versions of the shipped variants: what the bootstrap builds ahead."""
+    from clusters.variant import VARIANTS_DIR, load_variant
+
+    return sorted({load_variant(str(p)).kafka.version for p in VARIANTS_DIR.glob("*.toml")})
 
 
 def _files_digest(root: Path) -> list[bytes]:
@@ -94,18 +104,33 @@ def build_fabric_orderer(client: docker.DockerClient, cache: Path, base: str, na
     return tag
 
 
+def build_kafka(client: docker.DockerClient, cache: Path, base: str, version: str,
+                namespace: str = "ordeal") -> tuple[str, str]:
+    """The jvm-libs and kafka images of one Kafka version, each in a repository of its own
+    (ordeal/kafka-4.4.0), so that dropping stale tags of one version never touches another."""
+    libs = artifacts.kafka_libs(cache, version)
+    jvm = _build(client, f"{namespace}/jvm-libs-{version}", base, IMAGES_DIR / "jvm-libs", {"libs": libs},
+                 [version])
+    kafka = _build(client, f"{namespace}/kafka-{version}", jvm, IMAGES_DIR / "kafka", {}, [])
+    return jvm, kafka
+
+
 def build_all(cache: Path, client: docker.DockerClient | None = None, namespace: str = "ordeal",
-              timings: dict[str, float] | None = None) -> ImageTags:
+              timings: dict[str, float] | None = None, kafka_versions: list[str] | None = None) -> ImageTags:
     """Every image, from `cache`'s artifacts; `namespace` prefixes the repositories (a
-    benchmark builds a cold set beside the real one under another namespace). `timings`,
-    if given, receives the seconds spent on the Fabric parts."""
+    benchmark builds a cold set beside the real one under another namespace). Kafka images
+    are built for `kafka_versions` (default: every shipped variant's). `timings`, if given,
+    receives the seconds spent on the Fabric parts."""
+    from clusters.kafka_versions import ZOOKEEPER_LIBS_VERSION
+
     client = client or docker.from_env(timeout=600)
     base = build_base(client, cache / "work", namespace)
-    libs = artifacts.kafka_libs(cache)
-    jvm = _build(client, f"{namespace}/jvm-libs", base, IMAGES_DIR / "jvm-libs", {"libs": libs},
-                 [artifacts.POM.read_bytes()])
-    zookeeper = _build(client, f"{namespace}/zookeeper", jvm, IMAGES_DIR / "zookeeper", {}, [])
-    kafka = _build(client, f"{namespace}/kafka", jvm, IMAGES_DIR / "kafka", {}, [])
+    jvm: dict[str, str] = {}
+    kafka: dict[str, str] = {}
+    for version in sorted({ZOOKEEPER_LIBS_VERSION, *(kafka_versions or shipped_kafka_versions())}):
+        jvm[version], kafka[version] = build_kafka(client, cache, base, version, namespace)
+    zookeeper = _build(client, f"{namespace}/zookeeper", jvm[ZOOKEEPER_LIBS_VERSION], IMAGES_DIR / "zookeeper",
+                       {}, [])
     toxiproxy = _build(client, f"{namespace}/toxiproxy", base, IMAGES_DIR / "toxiproxy",
                        {"toxiproxy-server": artifacts.toxiproxy_server(cache)}, [artifacts.TOXIPROXY_VERSION])
     osn = None
@@ -128,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     tags = build_all(args.cache)
     for field, tag in vars(tags).items():
-        print(f"{field:14} {tag}")
+        for version, one in (tag.items() if isinstance(tag, dict) else [("", tag)]):
+            print(f"{field:14} {one}" + (f"  (Kafka {version})" if version else ""))
     print(f"images ready in {time.monotonic() - started:.1f} s")
     return 0
 

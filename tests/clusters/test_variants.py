@@ -9,7 +9,8 @@ import pytest
 
 from clusters.variant import VARIANTS_DIR, VariantError, load_variant
 
-SHIPPED = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
+SHIPPED = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
+           "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election"]
 
 BASE = """
 name = "bad"
@@ -19,6 +20,14 @@ brokers = 4
 [kafka]
 replication_factor = 3
 min_insync_replicas = 2
+"""
+KRAFT = """
+name = "bad"
+[cluster]
+brokers = 4
+[kafka]
+version = "4.4.0"
+mode = "kraft"
 """
 
 INVALID = {
@@ -34,6 +43,20 @@ INVALID = {
     "channel-name-with-slash": (BASE + "[orderer]\nchannels = [\"ch/0\"]\n", "orderer.channels.0"),
     "channel-name-upper-case": (BASE + "[orderer]\nchannels = [\"Ch0\"]\n", "orderer.channels.0"),
     "channel-twice": (BASE + "[orderer]\nchannels = [\"ch0\", \"ch0\"]\n", "orderer.channels"),
+    # Kafka versions and metadata modes (issue 15).
+    "zookeeper-mode-on-4x": (BASE.replace("[kafka]", "[kafka]\nversion = \"4.4.0\""), "kafka.mode zookeeper"),
+    "kraft-before-3.3": (KRAFT.replace("4.4.0", "3.2.3"), "kafka.mode kraft"),
+    "unbuilt-major": (KRAFT.replace("4.4.0", "2.8.2"), "kafka.version"),
+    "version-not-a-release": (KRAFT.replace("4.4.0", "4.4"), "kafka.version"),
+    "even-controllers": (KRAFT.replace("[cluster]", "[cluster]\ncontrollers = 2"), "cluster.controllers"),
+    "zero-controllers": (KRAFT.replace("[cluster]", "[cluster]\ncontrollers = 0"), "cluster.controllers"),
+    "zookeeper-on-kraft": (KRAFT.replace("[cluster]", "[cluster]\nzookeepers = 3"), "cluster.zookeepers"),
+    "controllers-in-zookeeper-mode": (BASE.replace("zookeepers = 3", "zookeepers = 3\ncontrollers = 3"),
+                                      "cluster.controllers"),
+    "fabric-orderer-on-4x": (KRAFT.replace("brokers = 4", "brokers = 4\nosns = 3"), "orderer.implementation"),
+    "zookeeper-fault-expected-on-kraft": (KRAFT + "[expect]\nzk-quorum-loss = \"valid\"\n", "expect.zk-quorum-loss"),
+    "kraft-fault-expected-in-zookeeper-mode": (BASE + "[expect]\ncontroller-quorum-loss = \"valid\"\n",
+                                               "expect.controller-quorum-loss"),
     "writers-on-fabric": (BASE.replace("brokers = 4", "brokers = 4\nosns = 1")
                           + "[orderer]\nwriters = {ch0 = [\"alice\"]}\n", "orderer.writers"),
 }
@@ -64,16 +87,33 @@ def test_fabric_recommended_matches_the_fabric_guide() -> None:
 
 def test_the_real_orderer_is_the_default_and_one_variant_keeps_the_model() -> None:
     for name in SHIPPED:
-        expected = "model" if name == "fabric-recommended-model" else "fabric-1.4.12"
-        assert load_variant(name).orderer.implementation == expected
+        v = load_variant(name)
+        # Fabric 1.4.12's orderer cannot use Kafka 4.x: the 4.x variants run the model.
+        expected = "model" if name == "fabric-recommended-model" or v.kafka.version.startswith("4.") \
+            else "fabric-1.4.12"
+        assert v.orderer.implementation == expected
     real, model = load_variant("fabric-recommended"), load_variant("fabric-recommended-model")
     assert real.model_dump(exclude={"name", "description", "orderer", "expect"}) == \
         model.model_dump(exclude={"name", "description", "orderer", "expect"})
     assert real.orderer.model_dump(exclude={"implementation"}) == model.orderer.model_dump(exclude={"implementation"})
 
 
+def test_kraft_variants_are_twins_of_fabric_recommended() -> None:
+    """kraft-recommended is fabric-recommended's settings on Kafka 4.4.0 in KRaft (3
+    controllers), fabric-recommended-kraft the same on 3.9.2 with Fabric's orderer."""
+    zk = load_variant("fabric-recommended")
+    for name, version in (("kraft-recommended", "4.4.0"), ("fabric-recommended-kraft", "3.9.2")):
+        v = load_variant(name)
+        assert (v.kafka.mode, v.kafka.version, v.cluster.controllers, v.cluster.zookeepers) == \
+            ("kraft", version, 3, 0)
+        differ = {"name": True, "description": True, "orderer": {"implementation"}, "expect": True,
+                  "cluster": {"controllers", "zookeepers"}, "kafka": {"mode", "version"}}
+        assert v.model_dump(exclude=differ) == zk.model_dump(exclude=differ)
+    assert load_variant("kraft-unclean-election").kafka.unclean_leader_election_enable is True
+
+
 def test_unsafe_variants_expect_loss_under_the_targeted_sequence() -> None:
-    for name in ("unclean-election", "acks-1"):
+    for name in ("unclean-election", "acks-1", "kraft-unclean-election"):
         assert load_variant(name).expected("targeted-isr-shrink") == "invalid"
     # One in-sync copy survives a SIGKILL on disk and nothing else may lead: loss is possible
     # (a lost disk, unclean election), not certain.

@@ -67,12 +67,30 @@ def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body,
 
 
 def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind():
-    from clusters.variant import FAULT_KINDS
+    from clusters.variant import FAULT_KINDS, load_variant
 
-    nightly = {(c.variant, c.scenario) for c in cells(load_suite("nightly"))}
-    variants = {p.stem for p in VARIANTS_DIR.glob("*.toml")}
-    assert nightly == {(v, k) for v in variants for k in FAULT_KINDS}
+    nightly = {(c.variant, c.scenario) for name in ("nightly", "nightly-kraft") for c in cells(load_suite(name))}
+    variants = [load_variant(p.stem) for p in VARIANTS_DIR.glob("*.toml")]
+    assert nightly == {(v.name, k) for v in variants for k in FAULT_KINDS if v.refuses_fault_kind(k) is None}
     assert all(cells(load_suite(name)) for name in ("smoke", "detection", "matrix"))
+
+
+def test_the_kraft_night_compares_both_modes_under_the_same_faults():
+    from clusters.variant import load_variant
+
+    by_variant: dict[str, set[str]] = {}
+    for c in cells(load_suite("nightly-kraft")):
+        by_variant.setdefault(c.variant, set()).add(c.scenario)
+    modes = {load_variant(v).kafka.mode for v in by_variant}
+    assert modes == {"zookeeper", "kraft"}
+    common = set.intersection(*by_variant.values())
+    assert {"kill-controller", "isolate-controller", "mixed", "targeted-isr-shrink"} <= common
+
+
+def test_a_zookeeper_fault_on_a_kraft_variant_is_refused_in_one_line(tmp_path):
+    body = "budget = 9\n[[matrix]]\nvariants = ['kraft-recommended']\nscenarios = ['zk-quorum-loss']"
+    with pytest.raises(SuiteError, match="zk-quorum-loss acts on zookeeper nodes; variant kraft-recommended has none"):
+        load_suite(str(write_suite(tmp_path, body)))
 
 
 def test_budget_estimates_from_what_it_measured():

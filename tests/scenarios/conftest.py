@@ -19,7 +19,14 @@ import pytest
 from clusters.variant import load_variant
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k"]
+VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
+            "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election"]
+
+
+def variants_for(kind: str) -> list[str]:
+    """The variants a fault kind can run on (zk-quorum-loss needs ZooKeeper, the KRaft
+    controller faults need KRaft: clusters/variant.py MODE_FAULT_KINDS)."""
+    return [v for v in VARIANTS if load_variant(v).refuses_fault_kind(kind) is None]
 
 
 def _cell(item: pytest.Item) -> tuple[str, str] | None:

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from clusters.variant import load_variant
-from tests.scenarios.conftest import VARIANTS
+from tests.scenarios.conftest import variants_for
 
 KIND = "disk-loss"
 LOSS = {"lost-write", "lost-tx", "block-fork"}
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", variants_for(KIND))
 def test_disk_loss(variant: str, judge) -> None:
     result = judge(KIND, variant)
     if load_variant(variant).expected(KIND) == "invalid":

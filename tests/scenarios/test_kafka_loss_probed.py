@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenarios.conftest import VARIANTS
+from tests.scenarios.conftest import variants_for
 
 KIND = "kafka-loss-probed"
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", variants_for(KIND))
 def test_kafka_loss_probed(variant: str, judge) -> None:
     judge(KIND, variant)

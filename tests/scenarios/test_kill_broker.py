@@ -3,12 +3,12 @@ from __future__ import annotations
 
 import pytest
 
-from tests.scenarios.conftest import VARIANTS
+from tests.scenarios.conftest import variants_for
 
 KIND = "kill-broker"
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 
 
-@pytest.mark.parametrize("variant", VARIANTS)
+@pytest.mark.parametrize("variant", variants_for(KIND))
 def test_kill_broker(variant: str, judge) -> None:
     judge(KIND, variant)

@@ -1,6 +1,12 @@
 #!/bin/sh
 # The cluster passes server.properties in ORDEAL_CONFIG; writing it at every start keeps
-# a restarted container on the same settings.
+# a restarted container on the same settings. The same image runs ZooKeeper-mode brokers and
+# KRaft brokers and controllers (process.roles in the config).
+#
+# KRaft (ORDEAL_CLUSTER_ID set): a log directory must be formatted with the cluster's id
+# before the first start (kafka-storage format). It is formatted when it holds no
+# meta.properties: at the first start, and after a disk-loss fault emptied it, as an operator
+# formats a replaced disk. A formatted directory is never touched again.
 #
 # A broker started again right after a SIGKILL finds its old registration in ZooKeeper
 # (/brokers/ids/N) alive until that session expires (zookeeper.session.timeout.ms) and
@@ -9,13 +15,18 @@
 set -e
 mkdir -p /etc/ordeal /var/lib/kafka/data
 printf '%s\n' "$ORDEAL_CONFIG" > /etc/ordeal/server.properties
+logging="-Dlog4j.configuration=file:/opt/ordeal/log4j.properties -Dlog4j2.configurationFile=file:/opt/ordeal/log4j2.properties"
+if [ -n "${ORDEAL_CLUSTER_ID:-}" ] && [ ! -f /var/lib/kafka/data/meta.properties ]; then
+  java -Xmx128m $logging -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format \
+    -t "$ORDEAL_CLUSTER_ID" -c /etc/ordeal/server.properties --ignore-formatted
+fi
 stopping=0
 pid=0
 trap 'stopping=1; [ "$pid" -gt 0 ] && kill -TERM "$pid" 2>/dev/null' TERM INT
 attempt=0
 while :; do
   started=$(date +%s)
-  java $ORDEAL_JAVA_OPTS -Dlog4j.configuration=file:/opt/ordeal/log4j.properties \
+  java $ORDEAL_JAVA_OPTS $logging \
     -cp '/opt/kafka/libs/*' kafka.Kafka /etc/ordeal/server.properties &
   pid=$!
   set +e
