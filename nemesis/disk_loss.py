@@ -17,7 +17,14 @@ looks safe. Whom it hits:
 
 start does the whole sequence and answers one op (f "disk-loss") naming the node, the
 volumes and what they held; stop has nothing to undo but waits (bounded) for the node to
-serve again and answers op f "heal" with `back`.
+serve again and answers op f "heal" with `back` and `back_after_s` (how long that took): a
+broker once its new process answers and it is in the ISR of all its partitions again.
+
+With role "osn" the node is an ordering node and what it loses is its ledger only (see
+Node.lose_disk), and it is back once it serves every channel: Fabric v1.4.12's orderer has
+then made its system channel again from the genesis block and its application channels by
+replaying the system channel's partition, and goes on re-reading each channel's partition
+from the oldest offset (tests/clusters/test_osn_nodes.py measures how long that takes).
 """
 from __future__ import annotations
 
@@ -25,13 +32,13 @@ import random
 import time
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clusters.fabric.material import SYSTEM_CHANNEL
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import NoTarget, PartitionState, broker_name, controller, partition_state, user_partitions
+from nemesis.targets import NoTarget, PartitionState, controller, partition_state, user_partitions
 
 POLL = 0.5
 
@@ -51,6 +58,14 @@ class DiskLossOptions(BaseModel):
                         "before it loses its disk")
     back_timeout: float = Field(90.0, gt=0, le=600, description="seconds stop waits for the node to serve again")
     seed: int = 0
+
+    @model_validator(mode="after")
+    def _leaders_are_brokers(self) -> "DiskLossOptions":
+        # A partition's leader is always a broker: `leader` and `sole-in-sync` with another
+        # role would silently wipe a broker instead of the node kind asked for.
+        if self.pick != "random" and self.role != "kafka":
+            raise ValueError(f"pick {self.pick!r} chooses a broker; role {self.role!r} takes pick 'random'")
+        return self
 
 
 class DiskLoss(Fault):
@@ -152,33 +167,45 @@ class DiskLoss(Fault):
             detail["started"] = self._start_down()
         return op("disk-loss", self.name, nodes=[victim], **detail)
 
-    def _back(self, name: str) -> bool:
+    def _back(self, name: str) -> float | None:
+        """Seconds until the node served again (None: not within back_timeout)."""
         node = self.cluster.node(name)
-        deadline = time.monotonic() + self.options.back_timeout
-        while time.monotonic() < deadline:
+        began = time.monotonic()
+        while time.monotonic() - began < self.options.back_timeout:
             if node.alive() and self._serves(node):
-                return True
+                return round(time.monotonic() - began, 1)
             time.sleep(1.0)
-        return False
+        return None
 
     def _serves(self, node: Any) -> bool:
         if node.role == "kafka":
-            from clusters.health import admin_client
-            admin = admin_client(self.cluster.bootstrap_servers())
-            try:
-                desc = admin.describe_cluster(request_timeout=5).result(timeout=6)
-            except Exception:  # noqa: BLE001 - not yet
-                return False
-            return node.name in {broker_name(n.id) for n in desc.nodes}
+            return self._broker_back(node)
         if node.role == "osn":
             return bool(self.cluster.osn_healthy(node))
         return True
 
+    def _broker_back(self, node: Any) -> bool:
+        """The broker's new process answers (asked alone: the killed process's registration
+        outlives it by a ZooKeeper session, so the cluster lists a wiped broker before it has
+        even started) and is back in the ISR of every partition it replicates: only then is
+        the next fault's target one empty disk at a time."""
+        from clusters.health import admin_client
+        admin = admin_client(self.cluster.proxy_address(node))
+        try:
+            meta = admin.list_topics(timeout=5)
+        except Exception:  # noqa: BLE001 - not yet
+            return False
+        if node.node_id not in meta.brokers:
+            return False
+        return all(node.node_id in p.isrs for t in meta.topics.values() for p in t.partitions.values()
+                   if node.node_id in p.replicas)
+
     def stop(self) -> Op:
         started = self._start_down() + self._resume_paused()
         name, self.last = self.last, None
-        back = self._back(name) if name else True
-        return op("heal", self.name, nodes=[name] if name else [], started=started, back=back)
+        waited = self._back(name) if name else 0.0
+        return op("heal", self.name, nodes=[name] if name else [], started=started, back=waited is not None,
+                  back_after_s=waited)
 
     def heal_all(self) -> list[Op]:
         started = self._start_down() + self._resume_paused()

@@ -70,7 +70,7 @@ def test_sole_in_sync_shrinks_the_isr_then_wipes_the_leader_and_restarts_it(clus
     assert started["f"] == "disk-loss" and v["nodes"] == ["kafka1"] and v["isr_before"] == ["kafka1"]
     assert v["wiped"]["/var/lib/kafka"]["volume"] == "v-kafka1" and v["topic"] == "t0"
     healed = nem.invoke({"f": "stop"})
-    assert healed["f"] == "heal" and healed["value"]["back"] is True
+    assert healed["f"] == "heal" and healed["value"]["back"] is True and healed["value"]["back_after_s"] == 0.0
     assert all(n.state == "running" for n in cluster.nodes)
 
 
@@ -108,3 +108,34 @@ def test_options_are_checked() -> None:
         fault_factory("disk-loss")({"pick": "isr"})
     with pytest.raises(ValueError):
         fault_factory("disk-loss")({"down_for": -1})
+
+
+@pytest.mark.parametrize("pick", ["leader", "sole-in-sync"])
+def test_a_pick_that_chooses_a_broker_refuses_another_role(pick: str) -> None:
+    with pytest.raises(ValueError, match="takes pick 'random'"):
+        fault_factory("disk-loss")({"pick": pick, "role": "osn"})
+
+
+def test_an_osn_loses_its_disk_and_stop_says_how_long_it_took_to_serve_again(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    EVENTS.clear()
+    c = FakeCluster(brokers=3, osns=3)
+    c.nodes = [WipeableNode(n.name, n.role) for n in c.nodes]
+    answers = iter([False, False, True])
+    monkeypatch.setattr(disk_loss.time, "sleep", lambda _s: None)
+    monkeypatch.setattr(disk_loss.DiskLoss, "_serves", lambda self, node: next(answers))
+    nem = fault_factory("disk-loss")({"role": "osn", "seed": 1})
+    nem.setup(c)
+    victim = nem.invoke({"f": "start"})["value"]["nodes"][0]
+    assert victim.startswith("osn") and EVENTS == [f"kill {victim}", f"wipe {victim}", f"start {victim}"]
+    healed = nem.invoke({"f": "stop"})["value"]
+    assert healed["back"] is True and healed["nodes"] == [victim] and isinstance(healed["back_after_s"], float)
+
+
+def test_a_node_that_never_serves_again_is_not_back(cluster: FakeCluster, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(disk_loss.DiskLoss, "_serves", lambda self, node: False)
+    nem = fault_factory("disk-loss")({"back_timeout": 0.01})
+    nem.setup(cluster)
+    nem.invoke({"f": "start"})
+    healed = nem.invoke({"f": "stop"})["value"]
+    assert healed["back"] is False and healed["back_after_s"] is None
