@@ -47,7 +47,7 @@ class DiskLossOptions(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     pick: Literal["random", "leader", "sole-in-sync"] = "random"
-    role: Literal["kafka", "osn", "zookeeper"] = "kafka"
+    role: Literal["kafka", "osn", "zookeeper", "controller"] = "kafka"
     topic: str | None = None
     partition: int | None = Field(None, ge=0)
     down_for: float = Field(0.0, ge=0, le=120, description="seconds the wiped node stays down before it "
@@ -77,6 +77,9 @@ class DiskLoss(Fault):
         self.down: list[str] = []    # wiped and not started yet
         self.paused: list[str] = []  # followers held out of the ISR
         self.last: str | None = None  # the node stop waits for
+
+    def roles(self) -> set[str]:
+        return {self.options.role}
 
     # -- choosing ----------------------------------------------------------------
     def _partition(self, rng: random.Random) -> PartitionState:
@@ -182,6 +185,8 @@ class DiskLoss(Fault):
             return self._broker_back(node)
         if node.role == "osn":
             return bool(self.cluster.osn_healthy(node))
+        if node.role == "controller":  # re-formatted empty, it must rejoin a quorum that has a leader
+            return self.cluster.controller() is not None
         return True
 
     def _broker_back(self, node: Any) -> bool:
