@@ -11,11 +11,22 @@ time is inflated by others), the verdict, this process's peak RSS and the JVM's.
 A shared machine's speed drifts by more than the effects measured here: a fixed
 reference loop is timed before and after, so that runs of different days compare.
 `--fresh` also times the largest size as a user's first `ordeal check` meets it: a new
-process, a new JVM, no Parquet copy. Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh]
+process, a new JVM, no Parquet copy.
+
+Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--batch 20`):
+first a fresh `ordeal check` of one such history (a new process and JVM, no Parquet
+copy), then `ordeal check` of `--batch` distinct ones in one call (one process, one
+Spark), with the time of the first and the mean of the others, each with the CPU
+seconds of the whole process tree (the JVM included: this process becomes the
+subreaper of the command's descendants and reaps them). `--small 0` skips them.
+
+Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh] [--small 3000] [--batch 20]
 """
 from __future__ import annotations
 
 import argparse
+import ctypes
+import json
 import os
 import resource
 import shutil
@@ -75,6 +86,74 @@ def _fresh_check(run: Path, master: str) -> float:
     return time.perf_counter() - started
 
 
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+def _become_subreaper() -> None:
+    """Orphaned descendants (the JVM of a checked command) are reparented to this process, so
+    that reaping them counts their CPU seconds in RUSAGE_CHILDREN."""
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+
+
+def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
+    """(wall seconds, CPU seconds of the whole process tree, the finished process) of `command`."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
+    seconds = time.perf_counter() - started
+    while True:  # the descendants it left behind (a JVM shutting down), bounded by their exit
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
+
+
+# Checks `paths` in one process and one Spark, printing each one's wall seconds (as a JSON list):
+# what `ordeal check PATH...` does, timed per history.
+_BATCH = """
+import json, sys, time
+from checkers.check import check_history
+from checkers.session import spark_session
+spark = spark_session(sys.argv[1])
+times = []
+for path in sys.argv[2:]:
+    started = time.perf_counter()
+    check_history(path, spark=spark)
+    times.append(time.perf_counter() - started)
+print(json.dumps(times))
+"""
+
+
+def _small(args: argparse.Namespace) -> None:
+    """Fresh check of one small history; `--batch` small histories in one call."""
+    n = args.small
+    runs = []
+    for i in range(args.batch):
+        run = args.workdir / f"small-n{n}-seed{args.seed + i}"
+        if not (run / "history.jsonl").exists():
+            _generate(run / "history.jsonl", n, args.seed + i)
+        shutil.rmtree(run / "history.parquet", ignore_errors=True)
+        (run / "results.json").unlink(missing_ok=True)
+        runs.append(run)
+    ordeal = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
+    seconds, cpu, done = _timed([*ordeal, str(runs[0])])
+    print(f"{n:>11,} ops: {'fresh ordeal check':<24} {seconds:7.1f} s  CPU (all processes) {cpu:6.1f} s  "
+          f"load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
+    for run in runs:
+        shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    seconds, cpu, done = _timed([sys.executable, "-c", _BATCH, args.spark_master, *map(str, runs)])
+    if done.returncode != 0:
+        print(f"batch failed: {done.stderr.strip().splitlines()[-1:]}")
+        return
+    times = json.loads(done.stdout.strip().splitlines()[-1])
+    rest = times[1:]
+    print(f"{n:>11,} ops: {len(runs)} in one process: {seconds:6.1f} s  CPU (all processes) {cpu:6.1f} s  "
+          f"first {times[0]:5.1f} s, then {sum(rest) / max(1, len(rest)):5.2f} s each "
+          f"(max {max(rest, default=0):5.2f} s)  load {os.getloadavg()[0]:4.1f}", flush=True)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="1000000,10000000", help="comma-separated op counts")
@@ -83,6 +162,8 @@ def main() -> int:
     parser.add_argument("--spark-master", default="local[2]")
     parser.add_argument("--repeat", type=int, default=1, help="warm runs per size")
     parser.add_argument("--fresh", action="store_true", help="also time a first check of the largest size in a new process")
+    parser.add_argument("--small", type=int, default=3000, help="ops of the small histories (0: none)")
+    parser.add_argument("--batch", type=int, default=20, help="small histories checked in one call")
     parser.add_argument("--generate", nargs=3, metavar=("N", "PATH", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
@@ -91,6 +172,11 @@ def main() -> int:
         return 0
 
     print(f"reference loop: {_reference_seconds():.2f} CPU s (this machine's speed now; lower is faster)")
+    _become_subreaper()
+    if args.small:
+        _small(args)
+    if not args.sizes:
+        return 0
     spark = spark_session(args.spark_master, app_name="ordeal-bench")
     print(f"master {args.spark_master}, seed {args.seed}")
     for n in (int(s) for s in args.sizes.split(",")):
