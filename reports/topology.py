@@ -1,8 +1,8 @@
 """The cluster as a networkx graph, drawn once whole and once per fault with what it cut.
 
-Links follow who talks to whom: the ZooKeeper ensemble among itself, brokers with each
-other and with ZooKeeper, OSNs with brokers (OSNs never talk to each other directly,
-they meet in Kafka).
+Links follow who talks to whom: the metadata quorum among itself (the ZooKeeper ensemble,
+or KRaft's controllers), brokers with each other and with the quorum, OSNs with brokers
+(OSNs never talk to each other directly, they meet in Kafka).
 """
 from __future__ import annotations
 
@@ -18,8 +18,8 @@ import networkx as nx  # noqa: E402
 from reports.fault_intervals import FaultInterval  # noqa: E402
 from reports.plots import to_data_uri  # noqa: E402
 
-ROLES = ("zk", "kafka", "osn")
-ROLE_COLOURS = {"zk": "#74c0fc", "kafka": "#ffd43b", "osn": "#b2f2bb", "other": "#dee2e6"}
+ROLES = ("zk", "controller", "kafka", "osn")
+ROLE_COLOURS = {"zk": "#74c0fc", "controller": "#91a7ff", "kafka": "#ffd43b", "osn": "#b2f2bb", "other": "#dee2e6"}
 MAX_PANELS = 8
 
 
@@ -31,14 +31,16 @@ def role_of(node: str) -> str:
 
 
 def cluster_nodes(seen: set[str], sizes: dict[str, int]) -> list[str]:
-    """Per role, the node names seen in the history, else zk1..zkZ, kafka1..kafkaK, osn1..osnN
-    from run.json (a Kafka-only history names no OSN, an ordering-only one no broker)."""
-    counts = {"zk": sizes.get("zookeepers", 0), "kafka": sizes.get("brokers", 0), "osn": sizes.get("osns", 0)}
+    """Per role, the node names seen in the history, else zk1..zkZ (or controller1..controllerC),
+    kafka1..kafkaK, osn1..osnN from run.json (a Kafka-only history names no OSN, an
+    ordering-only one no broker)."""
+    counts = {"zk": sizes.get("zookeepers", 0), "controller": sizes.get("controllers", 0),
+              "kafka": sizes.get("brokers", 0), "osn": sizes.get("osns", 0)}
     names = set(seen)
     for role, k in counts.items():
         if not any(role_of(n) == role for n in seen):
             names.update(f"{role}{i}" for i in range(1, k + 1))
-    key = lambda n: (ROLES.index(role_of(n)) if role_of(n) in ROLES else 3, int(re.sub(r"\D", "", n) or 0), n)
+    key = lambda n: (ROLES.index(role_of(n)) if role_of(n) in ROLES else len(ROLES), int(re.sub(r"\D", "", n) or 0), n)
     return sorted(names, key=key)
 
 
@@ -46,7 +48,8 @@ def cluster_graph(nodes: list[str]) -> nx.Graph:
     g = nx.Graph()
     for n in nodes:
         g.add_node(n, role=role_of(n))
-    talks = {("zk", "zk"), ("kafka", "kafka"), ("kafka", "zk"), ("osn", "kafka")}
+    talks = {("zk", "zk"), ("controller", "controller"), ("kafka", "kafka"), ("kafka", "zk"), ("kafka", "controller"),
+             ("osn", "kafka")}
     for a, b in combinations(nodes, 2):
         ra, rb = role_of(a), role_of(b)
         if (ra, rb) in talks or (rb, ra) in talks:
@@ -55,9 +58,10 @@ def cluster_graph(nodes: list[str]) -> nx.Graph:
 
 
 def _layout(nodes: list[str]) -> dict[str, tuple[float, float]]:
-    """Rows by role (ZooKeeper top, brokers middle, OSNs bottom), spread evenly."""
+    """Rows by role (the metadata quorum top, brokers middle, OSNs bottom), spread evenly."""
     pos = {}
-    for row, role in enumerate(ROLES + ("other",)):
+    present = [role for role in ROLES + ("other",) if any(role_of(n) == role for n in nodes)]
+    for row, role in enumerate(present):
         members = [n for n in nodes if role_of(n) == role]
         for i, n in enumerate(members):
             pos[n] = ((i + 1) / (len(members) + 1), -row)

@@ -31,3 +31,13 @@ def test_no_nodes_means_no_picture():
 def test_roles_the_history_never_names_come_from_run_json():
     nodes = cluster_nodes({"osn1", "osn2"}, {"zookeepers": 1, "brokers": 1, "osns": 3})
     assert nodes == ["zk1", "kafka1", "osn1", "osn2"]
+
+
+def test_a_kraft_cluster_draws_its_controllers_as_the_quorum_brokers_talk_to():
+    nodes = cluster_nodes({"kafka2"}, {"zookeepers": 0, "controllers": 3, "brokers": 2, "osns": 1})
+    assert nodes == ["controller1", "controller2", "controller3", "kafka2", "osn1"]
+    g = cluster_graph(nodes)
+    assert g.has_edge("controller1", "controller2") and g.has_edge("kafka2", "controller3")
+    assert not g.has_edge("osn1", "controller1")
+    png, drawn = topology_chart(nodes, [FaultInterval("partition", 1, None, [], [("controller1", "kafka2")], [], 1)])
+    assert png.startswith("data:image/png;base64,") and drawn == 1
