@@ -193,7 +193,7 @@ class RunFiles:
         c = self.variant.get("cluster")
         if not isinstance(c, dict):
             return {}
-        return {k: int(c[k]) for k in ("zookeepers", "brokers", "osns") if _is_int(c.get(k))}
+        return {k: int(c[k]) for k in ("zookeepers", "controllers", "brokers", "osns") if _is_int(c.get(k))}
 
 
 def _is_int(x: Any) -> bool:
