@@ -28,6 +28,7 @@ from checkers.kafka import kafka_anomalies
 from checkers.nodes import CRASH, node_anomalies
 from checkers.ordering import ordering_anomalies
 from checkers.schema import KAFKA_FS, ORDERING_FS
+from checkers.txn import txn_anomalies
 from checkers.session import spark_session
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
@@ -126,6 +127,9 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.by_f.items())}
     stats = {"ops": history.op_count, "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
+    if "txn" in by_f:  # format 2: transactions are Kafka's too (lost-write and aborted-read alike)
+        txn_rows, txn_undrained = txn_anomalies(tables)
+        kafka_rows, undrained = kafka_rows.unionByName(txn_rows), undrained.unionByName(txn_undrained).distinct()
     ordering_rows, undelivered, unfinished = ordering_anomalies(tables)
     rows = (kafka_rows.unionByName(ordering_rows).unionByName(node_anomalies(tables))
             .persist(StorageLevel.MEMORY_AND_DISK))

@@ -22,7 +22,7 @@ SPARK_MASTER_ENV = "ORDEAL_SPARK_MASTER"
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "check", help="check a history for anomalies (PySpark)",
-        description="Check a run directory or a history file (format version 1) and write results.json. "
+        description="Check a run directory or a history file (format version 1 or 2) and write results.json. "
                     "Exit 0 valid, 1 invalid, 2 bad input, 3 unknown.")
     p.add_argument("path", metavar="PATH", type=Path, help="run directory or history .jsonl file")
     p.add_argument("--out", metavar="DIR", type=Path, help="write results.json (and the Parquet copy) here")

@@ -27,22 +27,27 @@ from pyspark.sql import DataFrame, SparkSession
 from checkers.ingest import BadLine, Chunk, Flat, chunks, flatten, parse
 from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
 from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
+from checkers.txn_schema import MOP_COLUMNS, MOPS, TXN_COLUMNS, TXNS
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
 # 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
-# no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail).
-_CACHE_FORMAT = 8
+# no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail);
+# 9: format 2 (txn ops: the mops and txns tables, records of poll micro-ops, isolation).
+_CACHE_FORMAT = 9
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
-_SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS}
+_MOPS, _TXNS = "kind=mop", "kind=txn"
+_SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS,
+            _MOPS: MOPS, _TXNS: TXNS}
 # Dictionary encoding pays for the few-valued text columns only (names, not ids or hashes);
 # statistics only for the columns Spark's filters skip row groups by.
-_WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status"],
+_WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status", "mf",
+                                     "isolation"],
                       write_statistics=["f", "type", "index"])
 
 
@@ -58,14 +63,18 @@ class Tables:
     tables (checkers.schema.OP_COLUMNS: the value's scalar fields);
     sends: one row per send completion, with invoke_index and invoke_time of its invoke
     (topic and value taken from the invoke when the completion omits them);
-    records: one row per record of an ok poll or final read (RECORD_COLUMNS);
-    blocks: one row per block of an ok deliver (BLOCK_COLUMNS).
+    records: one row per record of an ok poll or final read, or of a txn's poll (RECORD_COLUMNS);
+    blocks: one row per block of an ok deliver (BLOCK_COLUMNS);
+    mops: one row per micro-op of a txn completion (format 2, MOP_COLUMNS);
+    txns: one row per txn completion, with its invoke's index and time (TXN_COLUMNS).
     """
 
     ops: DataFrame
     sends: DataFrame
     records: DataFrame
     blocks: DataFrame
+    mops: DataFrame
+    txns: DataFrame
 
 
 @dataclass(frozen=True)
@@ -123,7 +132,8 @@ def load_history(spark: SparkSession | Callable[[], SparkSession], source: Path,
         return spark.read.parquet(str(parquet / name)).select(*columns)
 
     tables = Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
-                    records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS))
+                    records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS),
+                    mops=part(_MOPS, MOP_COLUMNS), txns=part(_TXNS, TXN_COLUMNS))
     return History(tables=tables, source=source, parquet=parquet, warnings=tuple(warnings), by_f=by_f)
 
 
@@ -147,8 +157,10 @@ def tables_of(spark: SparkSession, flat: Flat) -> Tables:
         df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], spark_schema(table.schema))
         return df.select(*columns)
 
-    return Tables(ops=frame(_kept(flat.ops), OP_COLUMNS), sends=frame(Pairing().sends(flat.ops), SEND_COLUMNS),
-                  records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS))
+    sends, txns = Pairing().pair(flat.ops)
+    return Tables(ops=frame(_kept(flat.ops), OP_COLUMNS), sends=frame(sends, SEND_COLUMNS),
+                  records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS),
+                  mops=frame(flat.mops, MOP_COLUMNS), txns=frame(txns, TXN_COLUMNS))
 
 
 def _kept(ops: pa.Table) -> pa.Table:
@@ -213,8 +225,9 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
                 for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
                     by_type = read.by_f.setdefault(row["f"], {})
                     by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
-                write({_OPS: _kept(flat.ops), _RECORDS: flat.records, _BLOCKS: flat.blocks,
-                       _SENDS: pairing.sends(flat.ops)})
+                sends, txns = pairing.pair(flat.ops)
+                write({_OPS: _kept(flat.ops), _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: sends,
+                       _MOPS: flat.mops, _TXNS: txns})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
     if first_mistyped is not None:

@@ -9,7 +9,9 @@ A chunk's lines go to Arrow's reader all at once, but for the few it cannot take
 they are: nemesis ops (free-form values, and a name for a process) are set aside
 first, and when the reader still refuses the chunk (a torn or malformed line, a field
 of another JSON type) every line of it is read with the json module instead. Both
-ways give the same rows. A field the checks read (schema.READ_FIELDS, and the op's
+ways give the same rows. Format 2's txn lines are set aside too and read by
+checkers.txn_ingest (Arrow, or the json module when Arrow refuses them); their micro-ops
+become the mops table and their polls' records join the records table. A field the checks read (schema.READ_FIELDS, and the op's
 time) whose JSON type does not fit the schema is never read as null: Arrow refuses such
 a line, and the json-module path marks it (`mistyped`); the history is then refused
 (HistoryError naming the first such line and how many there are), for a null in its
@@ -20,7 +22,7 @@ Input rules (HistoryError unless said otherwise): a line that is not a JSON obje
 index, process, type and f names its line number, except the last line of the file,
 which a crashed writer may have torn (when it is not JSON): it is skipped with a
 warning (a complete line that fails validation is an error like any other); an unknown `type`,
-or an `f` outside format version 1 on a client process, is an error (the nemesis may
+or an `f` outside format versions 1 and 2 on a client process, is an error (the nemesis may
 record any `f`). Blank lines are skipped.
 """
 from __future__ import annotations
@@ -38,8 +40,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from checkers import txn_ingest
 from checkers.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, READ_FIELDS, READ_OP_FIELDS, RECORDS,
                              TYPES, VALUE)
+from checkers.txn_schema import MOP_LIST, MOPS, TXN
 
 CHUNK_BYTES = 32 * 2**20
 # Arrow parses a chunk in blocks on several threads; a block must hold whole lines.
@@ -87,6 +91,7 @@ class Flat:
     blocks: pa.Table
     skipped: list[int] = field(default_factory=list)
     mistyped: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of lines with a wrong type
+    mops: pa.Table = field(default_factory=MOPS.empty_table)  # format 2: the micro-ops of txn completions
 
 
 def chunks(path: Path, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
@@ -124,7 +129,8 @@ def parse(chunk: Chunk) -> pa.Table:
     and so are chunks of long lines (final reads and delivers of whole logs): Arrow would
     refuse a line longer than its block only after parsing much of the chunk.
     """
-    if chunk.data.find(_NEMESIS_MARK) < 0 and len(chunk.data) <= chunk.lines * _LONG_LINE:
+    if (chunk.data.find(_NEMESIS_MARK) < 0 and chunk.data.find(txn_ingest.MARK) < 0
+            and len(chunk.data) <= chunk.lines * _LONG_LINE):
         table = _arrow_whole(chunk)
         if table is not None:
             return table
@@ -135,21 +141,53 @@ def parse(chunk: Chunk) -> pa.Table:
     starts = np.concatenate(([0], ends[:-1] + 1))
     filled = ends > starts
     aside = np.zeros(len(starts), dtype=bool)
-    at = chunk.data.find(_NEMESIS_MARK)
-    while at >= 0:
-        aside[np.searchsorted(ends, at)] = True
-        at = chunk.data.find(_NEMESIS_MARK, at + 1)
+    _mark(chunk.data, _NEMESIS_MARK, ends, aside)
+    txns = np.zeros(len(starts), dtype=bool)
+    _mark(chunk.data, txn_ingest.MARK, ends, txns)
+    txns &= ~aside
     numbers = chunk.first_line + np.arange(len(starts), dtype=np.int64)
-    table = _arrow_read(chunk.data, starts, ends, ~aside, filled & ~aside, numbers)
+    plain = ~aside & ~txns
+    table = _arrow_read(chunk.data, starts, ends, plain, filled & plain, numbers)
     if table is None and _has_blank(buf, starts, ends, filled):  # Arrow skips lines of blanks only
         filled = _solid(buf, starts, ends)
-        table = _arrow_read(chunk.data, starts, ends, ~aside, filled & ~aside, numbers)
+        table = _arrow_read(chunk.data, starts, ends, plain, filled & plain, numbers)
     if table is None:
         return _python_read(chunk.data, starts, ends, filled, numbers)
+    parts = [table]
+    if (txns & filled).any():
+        parts.append(_txn_read(chunk.data, starts, ends, txns & filled, numbers))
     if (aside & filled).any():
-        table = pa.concat_tables([table, _python_read(chunk.data, starts, ends, aside & filled, numbers)])
+        parts.append(_python_read(chunk.data, starts, ends, aside & filled, numbers))
+    if len(parts) > 1:
+        table = pa.concat_tables(parts)
         table = table.take(pc.sort_indices(table["line"]))
     return table
+
+
+def _mark(data: bytes, mark: bytes, ends: np.ndarray, lines: np.ndarray) -> None:
+    """Set `lines` where a line holds `mark`."""
+    at = data.find(mark)
+    while at >= 0:
+        line = int(np.searchsorted(ends, at))
+        lines[line] = True
+        at = data.find(mark, int(ends[line]) + 1) if line < len(ends) - 1 else -1
+
+
+def _txn_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, numbers: np.ndarray) -> pa.Table:
+    """The txn lines `rows` (none blank): by Arrow after their micro-ops' heads are rewritten
+    (checkers.txn_ingest), else one by one."""
+    idx = np.flatnonzero(rows)
+    text = b"\n".join(data[s:e] for s, e in zip(starts[idx].tolist(), ends[idx].tolist()))
+    longest = int((ends[rows] - starts[rows]).max())
+    table = txn_ingest.arrow_read(text, len(idx), longest)
+    if table is None:
+        return _python_read(data, starts, ends, rows, numbers)
+    n = table.num_rows
+    columns = {name: table[name] for name in ("index", "time", "type", "f")}
+    return pa.table({"line": pa.array(numbers[rows], pa.int64()), "index": columns["index"],
+                     "time": columns["time"], "process": pc.cast(table["process"], pa.string()),
+                     "type": columns["type"], "f": columns["f"], "value": pa.nulls(n, VALUE),
+                     "mistyped": pa.nulls(n, pa.string()), "mops": table["value"]}, schema=_WITH_LINE)
 
 
 def _solid(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -210,6 +248,7 @@ def _numbered(table: pa.Table, numbers: np.ndarray) -> pa.Table:
     table = table.set_column(table.schema.get_field_index("process"), "process",
                              pc.cast(table["process"], pa.string()))
     table = table.append_column("mistyped", pa.nulls(table.num_rows, pa.string()))
+    table = table.append_column("mops", pa.nulls(table.num_rows, MOP_LIST))
     return table.add_column(0, "line", pa.array(numbers, pa.int64())).combine_chunks()
 
 
@@ -234,6 +273,8 @@ def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.nda
                 raw["process"] = str(process)  # Jepsen's processes are integers: text, as Arrow's rows have it
             row = conform(raw, OP)
             row["mistyped"] = mistyped(raw)
+            if raw.get("f") == TXN:
+                row["mops"] = conform(txn_ingest.mop_pairs(raw.get("value")), MOP_LIST)
         else:
             row = {}
         row["line"] = n
@@ -275,6 +316,8 @@ def mistyped(raw: dict[str, Any]) -> str | None:
     f, process = raw.get("f"), raw.get("process")
     if not isinstance(f, str) or not isinstance(process, str) or (process == NEMESIS and f != "crash"):
         return None
+    if f == TXN:
+        return txn_ingest.mop_misfit(raw.get("value"), _misfit)
     names = READ_FIELDS.get(f, ())
     if not names:
         return None
@@ -365,7 +408,13 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
     records = _nested(table, pc.and_(ok, pc.is_in(table["f"], pa.array(["poll", "final-read"]))), "records",
                       RECORDS, inherit=("topic", "partition"))
     blocks = _nested(table, pc.and_(ok, pc.equal(table["f"], "deliver")), "blocks", BLOCKS, inherit=())
-    return Flat(ops, records, blocks, skipped, wrong)
+    mops = MOPS.empty_table()
+    if "mops" in table.column_names and pc.any(pc.is_valid(table["mops"])).as_py():
+        client = table.filter(pc.fill_null(pc.not_equal(table["process"], NEMESIS), False))
+        mops, txn_records = txn_ingest.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
+        if txn_records.num_rows:
+            records = pa.concat_tables([records, txn_records])
+    return Flat(ops, records, blocks, skipped, wrong, mops)
 
 
 def _nested(table: pa.Table, where: pa.ChunkedArray, name: str, schema: pa.Schema,
@@ -399,7 +448,8 @@ def _nested(table: pa.Table, where: pa.ChunkedArray, name: str, schema: pa.Schem
     return pa.table(columns, schema=schema)
 
 
-_WITH_LINE = pa.schema([pa.field("line", pa.int64()), *OP, pa.field("mistyped", pa.string())])
+_WITH_LINE = pa.schema([pa.field("line", pa.int64()), *OP, pa.field("mistyped", pa.string()),
+                        pa.field("mops", MOP_LIST)])
 _OWN = {"line", "index", "time", "process", "type", "f"}
 _SOLID = np.ones(256, dtype=bool)
 _SOLID[list(b" \t\r\n")] = False

@@ -17,6 +17,7 @@ import pyarrow.compute as pc
 
 from checkers.ingest import BadLine
 from checkers.schema import NEMESIS, OPS
+from checkers.txn_schema import TXN, TXNS
 
 # What a completion takes from its process's previous op.
 _CARRIED = ("type", "f", "index", "time", "topic", "value")
@@ -29,7 +30,8 @@ _USED = ["line", "f", *(c for c in SEND_COLUMNS if c not in ("invoke_index", "in
 
 
 class Pairing:
-    """Feed it the ops tables of a history's chunks in order; it returns each chunk's paired sends."""
+    """Feed it the ops tables of a history's chunks in order; it returns each chunk's paired sends
+    (and, with `pair`, its paired txn completions: format 2)."""
 
     def __init__(self) -> None:
         self._last: dict[str, tuple] = {}  # process -> its last op's _CARRIED fields
@@ -39,10 +41,15 @@ class Pairing:
     def sends(self, ops: pa.Table) -> pa.Table:
         """The send completions of `ops` (SENDS): topic and value taken from the invoke when the
         completion omits them, invoke_index and invoke_time from the invoke."""
+        return self.pair(ops)[0]
+
+    def pair(self, ops: pa.Table) -> tuple[pa.Table, pa.Table]:
+        """(SENDS, TXNS) of `ops`: the send completions as `sends` gives them, and the txn
+        completions with their invoke's index and time."""
         self._check_order(ops)
         client = ops.select(_USED).filter(pc.not_equal(ops["process"], NEMESIS))
         if client.num_rows == 0:
-            return SENDS.empty_table()
+            return SENDS.empty_table(), TXNS.empty_table()
         rows = client.take(pc.sort_indices(client, [("process", "ascending"), ("line", "ascending")])).combine_chunks()
         process = rows["process"].combine_chunks()
         n = rows.num_rows
@@ -65,7 +72,10 @@ class Pairing:
             "offset": rows["offset"], "value": pc.coalesce(rows["value"], prev["value"]),
             "invoke_index": prev["index"], "invoke_time": prev["time"],
         }
-        return pa.table(sends, schema=SENDS).filter(is_send)
+        is_txn = pc.and_(pc.equal(rows["f"], TXN), pc.not_equal(rows["type"], "invoke"))
+        txns = {"process": rows["process"], "index": rows["index"], "time": rows["time"], "type": rows["type"],
+                "invoke_index": prev["index"], "invoke_time": prev["time"]}
+        return pa.table(sends, schema=SENDS).filter(is_send), pa.table(txns, schema=TXNS).filter(is_txn)
 
     def _check_order(self, ops: pa.Table) -> None:
         if ops.num_rows == 0:

@@ -1,4 +1,5 @@
-"""The schemas of history format version 1 (DESIGN.md) as read, and of the flat tables
+"""The schemas of history format version 1 (DESIGN.md) as read (format 2's txn op adds
+checkers.txn_schema), and of the flat tables
 the Parquet copy holds, each declared once, in Arrow; Spark's are derived from them.
 
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
@@ -56,6 +57,8 @@ VALUE = pa.struct([
     ("exit_code", pa.int64()),
     ("oom_killed", pa.bool_()),
     ("log_tail", pa.list_(pa.string())),
+    # poll, final-read (format 2): "read_committed" (or absent) | "read_uncommitted"
+    ("isolation", pa.string()),
 ])
 
 # Jepsen's processes are integers, the nemesis is a name: tables hold both as text.
@@ -77,11 +80,11 @@ _OP_HEAD = [f for f in OP if f.name != "value"]
 
 # The flat tables. ops: one row per usable op, the value's scalar fields (and log_tail)
 # beside the op's own, and the line of the file it was read from; records: one row per record of an ok
-# poll or final read (`pos` in the op's records, topic and partition taken from the op
-# when the record omits them); blocks: one row per block of an ok deliver.
+# poll or final read, or of a poll micro-op of a completed txn (`pos` in the op's records, topic and
+# partition taken from the op when the record omits them, the read's isolation level); blocks: one row per block of an ok deliver.
 OPS = pa.schema([pa.field("line", pa.int64()), *_OP_HEAD, *_KEPT_VALUE])
 RECORDS = pa.schema([OP.field("index"), OP.field("f"), VALUE.field("consumer"), pa.field("pos", pa.int32()),
-                     *RECORD])
+                     *RECORD, VALUE.field("isolation")])
 BLOCKS = pa.schema([OP.field("index"), VALUE.field("channel"), VALUE.field("osn"), pa.field("pos", pa.int32()),
                     *BLOCK])
 OP_COLUMNS = tuple(OPS.names[1:])
@@ -100,8 +103,8 @@ def spark_schema(schema: pa.Schema) -> StructType:
 READ_FIELDS: dict[str, tuple[str, ...]] = {
     "send": ("topic", "value", "partition", "offset"),
     "assign": ("consumer",),
-    "poll": ("consumer", "records"),
-    "final-read": ("topic", "partition", "records"),
+    "poll": ("consumer", "records", "isolation"),
+    "final-read": ("topic", "partition", "records", "isolation"),
     "broadcast": ("channel", "osn", "tx", "status"),
     "deliver": ("channel", "osn", "blocks", "final"),
     "crash": ("node", "role", "exit_code", "oom_killed", "log_tail"),
@@ -109,7 +112,8 @@ READ_FIELDS: dict[str, tuple[str, ...]] = {
 READ_OP_FIELDS = ("time",)
 
 TYPES = ("invoke", "ok", "fail", "info")
-KAFKA_FS = ("send", "assign", "poll", "final-read")
+# "txn" is format 2's (checkers.txn_schema): transactions of send and poll micro-ops.
+KAFKA_FS = ("send", "assign", "poll", "final-read", "txn")
 ORDERING_FS = ("broadcast", "deliver")
 CLIENT_FS = KAFKA_FS + ORDERING_FS
 NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config", "crash")

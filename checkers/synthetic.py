@@ -1,4 +1,4 @@
-"""Synthetic histories in format version 1, for the checkers' tests and benchmark.
+"""Synthetic histories in format versions 1 and 2, for the checkers' tests and benchmark.
 
 `HistoryBuilder` writes small hand-made histories op by op; `make_chain` builds
 correctly hashed blocks; `generate_history` streams a large valid history to a file
@@ -59,6 +59,27 @@ def make_chain(batches: Sequence[Sequence[str]], *, with_data: bool = False, fir
 
 # -- hand-made histories --
 
+# What a micro-op's invoke holds (format 2); its completion adds the results.
+_ASKED = {"send": ("topic", "key", "value", "partition"), "poll": ("consumer", "isolation")}
+
+
+def send_mop(topic: str, value: int, partition: int = 0, offset: int | None = None) -> tuple[str, dict[str, Any]]:
+    """A send micro-op and its result (offset None: not acknowledged)."""
+    m: dict[str, Any] = {"topic": topic, "key": f"k{partition}", "value": value, "partition": partition}
+    if offset is not None:
+        m["offset"] = offset
+    return "send", m
+
+
+def poll_mop(consumer: str, records: Iterable[Record], isolation: str | None = None) -> tuple[str, dict[str, Any]]:
+    """A poll micro-op and the records it returned."""
+    m: dict[str, Any] = {"consumer": consumer,
+                         "records": [{"topic": t, "partition": p, "offset": o, "value": v} for t, p, o, v in records]}
+    if isolation is not None:
+        m["isolation"] = isolation
+    return "poll", m
+
+
 @dataclass
 class HistoryBuilder:
     """Appends ops with increasing index and time; each helper records invoke + completion."""
@@ -115,6 +136,16 @@ class HistoryBuilder:
         v = {"channel": channel, "osn": osn, "from": start}
         invoke = dict(v, final=True) if final else v
         return self.call(process, "deliver", invoke, dict(v, blocks=blocks))
+
+    def txn(self, process: int, mops: Sequence[tuple[str, dict[str, Any]]], *, type: str = "ok",
+            error: str | None = None) -> tuple[int, int]:
+        """A txn (format 2) of micro-ops given with their results (`send_mop`, `poll_mop`); its invoke
+        holds what was asked of each (a send's topic, key, value and partition, a poll's consumer)."""
+        asked = [[f, {k: v for k, v in m.items() if k in _ASKED[f]}] for f, m in mops]
+        done = [[f, dict(m)] for f, m in mops]
+        if type != "ok" and error is None:
+            error = "aborted" if type == "fail" else "timeout"
+        return self.call(process, "txn", asked, done, type, error)
 
     def nemesis(self, f: str, value: Any) -> int:
         return self.op("nemesis", "info", f, value)
