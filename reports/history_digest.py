@@ -26,7 +26,7 @@ OFFSET_PARTITIONS = 6  # partitions given an offset / value view
 OFFSET_ROWS = 40  # offsets shown per partition
 OFFSET_WINDOW = 2  # neighbouring offsets shown around each offset of interest
 
-WRITES = ("send", "broadcast")
+WRITES = ("send", "broadcast", "txn")  # a txn (format 2) counts as one write: committed or not
 NEMESIS = "nemesis"
 
 
@@ -352,6 +352,11 @@ def _partition_records(op: dict[str, Any]) -> Iterator[tuple[str, int, int, Any]
         if isinstance(value.get("topic"), str) and p is not None and o is not None:
             yield value["topic"], p, o, value.get("value")
         return
+    if op.get("f") == "txn":  # format 2: its micro-ops, as sends and polls
+        for mop in value if isinstance(value, list) else []:
+            if isinstance(mop, list) and len(mop) > 1 and mop[0] in ("send", "poll") and isinstance(mop[1], dict):
+                yield from _partition_records({"f": mop[0], "value": mop[1]})
+        return
     default_topic = value.get("topic") if isinstance(value, dict) else None
     default_part = _int(value.get("partition")) if isinstance(value, dict) else None
     for r in _records(op):
@@ -380,6 +385,8 @@ def _reader(op: dict[str, Any]) -> str:
         return f"poll {value.get('consumer') or op.get('process')}"
     if f == "final-read":
         return "final read"
+    if f == "txn":
+        return "txn"
     return f
 
 
@@ -387,7 +394,7 @@ def _offset_pass(d: HistoryDigest, path: Path) -> None:
     """Second pass: what each reader saw at the offsets of interest."""
     wanted = {key: set(view.offsets()) for key, view in d.offset_views.items()}
     for op in read_history(path):
-        if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "final-read"):
+        if op.get("type") != "ok" or op.get("f") not in ("send", "poll", "final-read", "txn"):
             continue
         for topic, p, o, v in _partition_records(op):
             if o in wanted.get((topic, p), ()):

@@ -27,7 +27,7 @@ FAULT_COLOURS = {
     "link-fault": "#ffe8cc", "config": "#c3fae8", "crash": "#ff8787",
 }
 WIDTH_IN = 11.0
-MAIN_OPS = ("send", "poll", "broadcast", "deliver")
+MAIN_OPS = ("send", "poll", "txn", "broadcast", "deliver")
 
 
 def to_data_uri(fig: Figure) -> str:

@@ -26,7 +26,9 @@ REPORT = "report.html"
 QUESTIONS = (
     ("lost", ("lost-write", "lost-tx")),
     ("reordered / diverged", ("realtime-order", "nonmonotonic-poll", "nonmonotonic-send", "poll-skip",
-                              "inconsistent-offsets", "aborted-read")),
+                              "inconsistent-offsets", "aborted-read", "int-nonmonotonic-send", "int-poll-skip",
+                              "int-nonmonotonic-poll")),
+    ("torn / precommitted txns", ("torn-txn", "precommitted-read")),
     ("forked chain", ("block-fork", "broken-chain")),
     ("duplicated", ("duplicate", "duplicate-tx")),
 )

@@ -30,8 +30,21 @@ ANOMALY_MEANINGS = {
     "nonmonotonic-poll": "a consumer's next poll returned an offset not after the last one, with no seek between",
     "poll-skip": "a consumer's consecutive polls jumped over offsets that hold values in the final read",
     "nonmonotonic-send": "a process's later send to a partition landed at or before its earlier one",
-    "aborted-read": "a send that completed fail was seen by a read",
+    "aborted-read": "a send that completed fail, or of a txn that completed fail (aborted), was seen by a "
+                    "(read_committed) read",
     "unseen": "acknowledged but never read by any poll (informational)",
+    "torn-txn": "the final reads hold some but not all sends of a committed or indeterminate txn",
+    "precommitted-read": "a txn's poll returned a value the same txn sent (sends are invisible until their txn commits)",
+    "int-nonmonotonic-send": "within one txn, a later send to a partition landed at or before an earlier one",
+    "int-poll-skip": "within one txn, a consumer's records of a partition jumped over offsets the final read holds",
+    "int-nonmonotonic-poll": "within one txn, a consumer's next record of a partition was not after the last one",
+    "G0": "a cycle of write-write dependencies between txns (allowed: Kafka promises no serializable order)",
+    "G1c": "a cycle of write-write and write-read dependencies between txns (allowed: Kafka promises no "
+           "serializable order)",
+    "G0-realtime": "a write-write cycle closed by realtime order between txns (allowed: Kafka promises no "
+                   "strict serializability)",
+    "G1c-realtime": "a write-write / write-read cycle closed by realtime order between txns (allowed: Kafka "
+                    "promises no strict serializability)",
     "block-fork": "two OSNs hold different blocks (header hash) at the same number",
     "broken-chain": "previous_hash or data_hash does not match",
     "lost-tx": "Broadcast answered SUCCESS, yet the tx is in no block of any OSN after recovery",
