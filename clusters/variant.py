@@ -25,6 +25,9 @@ FAULT_KINDS = (
     "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
     "disk-loss", "disk-loss-sole-in-sync",
     "pause-controller", "controller-quorum-loss", "isolate-broker-from-controllers",
+    # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
+    # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
+    "txn-coordinator-pause", "txn-mixed",
 )
 # Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
 # dedicated controllers. The other fault kinds run in either mode ("controller" is then

@@ -201,3 +201,7 @@ register_fault("controller-quorum-loss", _factory("controller-quorum-loss", topo
 register_fault("partition-majorities-ring", _factory("partition-majorities-ring", topology="majorities-ring"))
 register_fault("isolate-node", _factory("isolate-node", topology="isolate"))
 register_fault("zk-from-brokers", _factory("zk-from-brokers", topology="zk-from-brokers"))
+register_fault("isolate-txn-coordinator", _factory("isolate-txn-coordinator", topology="isolate",
+                                                   target={"pick": "txn-coordinator"}))
+register_fault("isolate-group-coordinator", _factory("isolate-group-coordinator", topology="isolate",
+                                                     target={"pick": "group-coordinator"}))

@@ -104,3 +104,10 @@ register_fault("kill-zookeeper", _factory("kill-zookeeper", "kill", role="zookee
 register_fault("pause-zookeeper", _factory("pause-zookeeper", "pause", role="zookeeper"))
 register_fault("kill-kraft-controller", _factory("kill-kraft-controller", "kill", role="controller"))
 register_fault("pause-kraft-controller", _factory("pause-kraft-controller", "pause", role="controller"))
+# Transactions (issue 17): the broker coordinating a kafka-txn producer's transactional.id (the
+# leader of its __transaction_state partition), or its consumers' group (of __consumer_offsets).
+for _action in ("kill", "pause"):
+    for _coordinator in ("txn-coordinator", "group-coordinator"):
+        register_fault(f"{_action}-{_coordinator}", _factory(f"{_action}-{_coordinator}", _action, pick=_coordinator))
+# The fault kind of scenarios/txn-coordinator-pause.toml.
+register_fault("txn-coordinator-pause", _factory("txn-coordinator-pause", "pause", pick="txn-coordinator"))

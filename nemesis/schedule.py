@@ -17,6 +17,11 @@ from nemesis.fault import Fault
 
 MIXED_DEFAULT = ["kill-broker", "pause-broker", "partition-halves", "isolate-leader", "kill-controller",
                  "link-faults"]
+# txn-mixed: coordinators of transactions and of consumer groups (nemesis/targets.py), and the
+# commonest broker faults under them.
+TXN_MIXED_DEFAULT = ["pause-txn-coordinator", "kill-txn-coordinator", "isolate-txn-coordinator",
+                     "pause-group-coordinator", "kill-group-coordinator", "isolate-group-coordinator",
+                     "kill-broker", "partition-halves"]
 
 
 class MixedOptions(BaseModel):
@@ -33,10 +38,11 @@ class Mixed(Fault):
 
     name = "mixed"
 
-    def __init__(self, options: MixedOptions):
+    def __init__(self, options: MixedOptions, name: str = "mixed"):
+        self.name = name  # "mixed", or "txn-mixed" (other default faults)
         super().__init__(options.seed)
-        if "mixed" in options.faults:
-            raise ValueError("mixed cannot contain itself")
+        if {"mixed", "txn-mixed"} & set(options.faults):
+            raise ValueError(f"{name} cannot contain a mix (nor itself)")
         self.parts: dict[str, Any] = {}
         for name in options.faults:
             try:
@@ -81,6 +87,8 @@ class Mixed(Fault):
 
 
 register_fault("mixed", lambda options: Mixed(MixedOptions.model_validate(options)))
+register_fault("txn-mixed", lambda options: Mixed(MixedOptions.model_validate({"faults": TXN_MIXED_DEFAULT, **options}),
+                                                  name="txn-mixed"))
 
 
 def run_schedule(faults: list[Fault], *, interval: float, duration: float, seed: int,

@@ -12,8 +12,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.health import admin_client
+from workloads.kafka_txn import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
-Pick = Literal["random", "leader", "controller", "isr", "follower", "all"]
+Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "txn-coordinator", "group-coordinator"]
+# Internal topics whose partition leaders coordinate: a txn's (its transactional.id's) and a
+# consumer group's.
+COORDINATION_TOPICS = {"txn-coordinator": "__transaction_state", "group-coordinator": "__consumer_offsets"}
 ROLES = ("zookeeper", "controller", "kafka", "osn")
 Role = Literal["zookeeper", "controller", "kafka", "osn"]
 
@@ -48,6 +52,44 @@ class TargetSpec(BaseModel):
     count: int = Field(1, ge=1, description="nodes, for random / isr / follower picks")
     topic: str | None = None
     partition: int | None = Field(None, ge=0)
+    # txn-coordinator / group-coordinator: whose coordinator (a transactional.id, or a group
+    # id); when not given, the kafka-txn workload's id or group of a random n below `keys`.
+    key: str | None = Field(None, min_length=1)
+    keys: int = Field(6, ge=1, le=1024)
+
+
+def java_string_hash(text: str) -> int:
+    """Java's String.hashCode: s[0]*31^(n-1) + ... + s[n-1] over UTF-16 code units, in int32."""
+    h = 0
+    units = text.encode("utf-16-be")
+    for i in range(0, len(units), 2):
+        h = (31 * h + int.from_bytes(units[i:i + 2], "big")) & 0xFFFFFFFF
+    return h - 2**32 if h >= 2**31 else h
+
+
+def coordinator_partition(key: str, partitions: int) -> int:
+    """The partition of __transaction_state (or __consumer_offsets) whose leader coordinates `key`:
+    Kafka's TransactionStateManager.partitionFor (GroupMetadataManager's alike) is
+    Utils.abs(key.hashCode) % partitions, where Utils.abs(Integer.MIN_VALUE) is 0."""
+    h = java_string_hash(key)
+    return (0 if h == -2**31 else abs(h)) % partitions
+
+
+def coordinator(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[str, dict[str, Any]]:
+    """The broker coordinating a transactional.id or a consumer group now: the leader of its
+    partition of the internal topic, read from live metadata."""
+    txn = spec.pick == "txn-coordinator"
+    key = spec.key or (f"{TRANSACTIONAL_ID_PREFIX}-{rng.randrange(spec.keys)}" if txn
+                       else f"{GROUP_PREFIX}-c{rng.randrange(spec.keys)}")
+    topic = COORDINATION_TOPICS[spec.pick]
+    meta = admin_client(cluster.bootstrap_servers()).list_topics(topic, timeout=10).topics.get(topic)
+    if meta is None or meta.error is not None or not meta.partitions:
+        raise NoTarget(f"no {topic} yet (no {'transaction' if txn else 'group'} has used a coordinator)")
+    part = coordinator_partition(key, len(meta.partitions))
+    state = partition_state(cluster, topic, part)
+    if state.leader is None:
+        raise NoTarget(f"{topic}/{part} (coordinator of {key}) has no leader")
+    return state.leader, {"key": key, "topic": topic, "partition": part, "leader": state.leader, "isr": state.isr}
 
 
 def roles_hit(spec: TargetSpec) -> set[str]:
@@ -105,6 +147,9 @@ def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[st
     detail: dict[str, Any] = {"pick": spec.pick}
     if spec.pick == "controller":
         return [controller(cluster)], detail
+    if spec.pick in COORDINATION_TOPICS:
+        leader, more = coordinator(cluster, spec, rng)
+        return [leader], {**detail, **more}
     if spec.pick in ("leader", "isr", "follower"):
         topic, part = choose_partition(cluster, rng, spec.topic, spec.partition)
         state = partition_state(cluster, topic, part)

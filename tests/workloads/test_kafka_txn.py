@@ -1,0 +1,88 @@
+"""The kafka-txn workload's ops and names as plain data, and the coordinators faults aim at: no cluster."""
+from __future__ import annotations
+
+import random
+from collections import Counter
+
+import pytest
+from pydantic import ValidationError
+
+from clusters.variant import load_variant
+from harness.generator import Context
+from harness.nemesis_api import fault_factory
+from harness.workload import workload_factory
+from nemesis.targets import coordinator_partition, java_string_hash
+from workloads.kafka_txn import TransactionalIds
+
+VARIANT = load_variant("fabric-recommended")
+
+
+def _ops(options: dict, n: int, threads=(0, 1, 2), seed: int = 1) -> list[dict]:
+    gen = workload_factory("kafka-txn")(options, VARIANT).generator(random.Random(seed))
+    return [gen.op(Context(0, threads[i % len(threads)])) for i in range(n)]
+
+
+def test_each_thread_assigns_every_partition_from_the_beginning_first():
+    ops = _ops({}, 6)
+    assert [op["f"] for op in ops[:3]] == ["assign"] * 3 and ops[3]["f"] == "txn"
+    assert ops[0]["value"]["seek"] == "beginning" and len(ops[0]["value"]["partitions"]) == 6
+
+
+def test_txns_hold_one_to_four_micro_ops_with_unique_values_and_their_partition():
+    txns = [op for op in _ops({}, 3000) if op["f"] == "txn"]
+    sizes = Counter(len(op["value"]) for op in txns)
+    assert set(sizes) == {1, 2, 3, 4}
+    sends = [m for op in txns for f, m in op["value"] if f == "send"]
+    polls = [m for op in txns for f, m in op["value"] if f == "poll"]
+    assert max(Counter((m["topic"], m["value"]) for m in sends).values()) == 1
+    assert all(m["key"] == f"k{m['partition']}" for m in sends) and polls
+    assert all("isolation" not in m for m in polls)  # read_committed unless told
+
+
+def test_aborts_on_purpose_come_at_the_configured_rate_and_the_op_says_so():
+    txns = [op for op in _ops({"abort_rate": 0.3}, 4000) if op["f"] == "txn"]
+    share = sum(bool(op.get("abort")) for op in txns) / len(txns)
+    assert 0.25 < share < 0.35
+    assert not any(op.get("abort") for op in _ops({"abort_rate": 0.0}, 500))
+
+
+def test_read_uncommitted_polls_say_so_and_the_ops_depend_only_on_the_seed():
+    polls = [m for op in _ops({"isolation": "read_uncommitted"}, 300) if op["f"] == "txn"
+             for f, m in op["value"] if f == "poll"]
+    assert polls and all(m["isolation"] == "read_uncommitted" for m in polls)
+    w = workload_factory("kafka-txn")({}, VARIANT)  # one instance: its topics' names carry a token
+
+    def run(seed: int) -> list[dict]:
+        gen = w.generator(random.Random(seed))
+        return [gen.op(Context(0, i % 3)) for i in range(200)]
+
+    assert run(5) == run(5) != run(6)
+
+
+@pytest.mark.parametrize("bad", [{"max_micro_ops": 0}, {"isolation": "serializable"}, {"abort_rate": 2}])
+def test_bad_options_are_refused(bad):
+    with pytest.raises(ValidationError):
+        workload_factory("kafka-txn")(bad, VARIANT)
+
+
+def test_a_retired_process_id_goes_to_the_next_process_first_in_first_out():
+    ids = TransactionalIds("ordeal-txn")
+    a, b = ids.take(), ids.take()
+    ids.give_back(a)
+    assert (a, b, ids.take(), ids.take()) == ("ordeal-txn-0", "ordeal-txn-1", "ordeal-txn-0", "ordeal-txn-2")
+
+
+def test_coordinator_partition_is_kafkas_abs_of_javas_string_hash():
+    assert java_string_hash("hello") == 99162322  # "hello".hashCode() in Java
+    assert java_string_hash("polygenelubricants") == -2**31  # Integer.MIN_VALUE: Utils.abs gives 0
+    assert coordinator_partition("polygenelubricants", 50) == 0
+    assert coordinator_partition("hello", 50) == 99162322 % 50
+    assert coordinator_partition("ordeal-txn-1", 50) == abs(java_string_hash("ordeal-txn-1")) % 50
+
+
+@pytest.mark.parametrize("name", ["kill-txn-coordinator", "pause-txn-coordinator", "isolate-txn-coordinator",
+                                  "kill-group-coordinator", "pause-group-coordinator", "isolate-group-coordinator",
+                                  "txn-coordinator-pause", "txn-mixed"])
+def test_coordinator_faults_are_registered(name):
+    nemesis = fault_factory(name)({})
+    assert callable(nemesis.invoke) and callable(nemesis.heal_all)

@@ -1,0 +1,382 @@
+"""The kafka-txn workload: Kafka transactions of up to N send and poll micro-ops (history
+format 2, Jepsen's jepsen.tests.kafka shape), some aborted on purpose, read by
+read_committed consumers, then drained by read_committed final reads.
+
+Each logical process has its own transactional producer. Its `transactional.id` comes from a
+pool: a process that ended a txn indeterminate (info) leaves its id to its successor, whose
+init_transactions fences the old producer (bumps the epoch, aborts what it left open), as a
+restarted application instance does in production. Each worker thread's consumer ("c<thread>")
+reads every partition by explicit assignment (format-1 assign ops, as kafka-log), with
+isolation.level read_committed unless told otherwise; with `send_offsets` a txn that polled
+also commits its consumer's positions inside the txn (consume-transform-produce,
+send_offsets_to_transaction), which brings the group coordinator into every such commit.
+
+Outcomes: ok when commit_transaction returned; fail only when nothing can become visible
+(nothing was begun, or abort_transaction returned: the coordinator took the abort); info
+otherwise (a commit or abort that timed out or met a fatal error: KAFKA-17754's ground). A
+txn's completion repeats every micro-op with what is known of its result.
+"""
+from __future__ import annotations
+
+import itertools
+import random
+import threading
+import time
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from pydantic import BaseModel, ConfigDict, Field
+
+from clusters.health import _QUIET
+from harness.generator import Answer, Context
+from harness.op import FAIL, INFO, OK, Op
+from harness.workload import Workload, register_workload
+from workloads.final_reads import FinalReports, UntilOk
+from workloads.kafka_errors import error_code
+from workloads.kafka_log import Unassigned, _record
+from workloads.topics import TopicSet
+
+READ_COMMITTED, READ_UNCOMMITTED = "read_committed", "read_uncommitted"
+# Names faults aim at (nemesis/targets.py: the coordinator of an id or group): transactional
+# ids "<prefix>-<n>", n counted from 0 per run and reused (TransactionalIds), and consumer
+# groups "<prefix>-c<thread>" of each worker thread's consumer.
+TRANSACTIONAL_ID_PREFIX = GROUP_PREFIX = "ordeal-txn"
+
+
+class KafkaTxnOptions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topics: int = Field(2, ge=1, le=100)
+    partitions: int = Field(3, ge=1, le=100)
+    max_micro_ops: int = Field(4, ge=1, le=32, description="micro-ops per txn, at most (at least one)")
+    send_fraction: float = Field(0.5, ge=0, le=1, description="share of micro-ops that are sends; the rest polls")
+    abort_rate: float = Field(0.1, ge=0, le=1, description="share of txns aborted on purpose after their micro-ops")
+    reassign_probability: float = Field(0.02, ge=0, le=1, description="chance a consumer op is a fresh assign")
+    isolation: str = Field(READ_COMMITTED, pattern=f"^({READ_COMMITTED}|{READ_UNCOMMITTED})$",
+                           description="isolation.level of the consumers (final reads: read_committed always)")
+    send_offsets: bool = Field(False, description="consume-transform-produce: a txn that polled commits its "
+                                                  "consumer's positions in the txn (send_offsets_to_transaction)")
+    poll_batch: int = Field(20, ge=1, le=10_000, description="records one poll micro-op returns at most")
+    poll_timeout: float = Field(0.1, gt=0, le=10, description="seconds one poll micro-op waits for records")
+    txn_timeout: float = Field(6.0, gt=0, le=300, description="seconds a txn's calls (sends, commit, abort) may take; "
+                                                           "keep it below the scenario's op_timeout")
+    transaction_timeout_ms: int = Field(10_000, ge=1000, le=900_000,
+                                        description="transaction.timeout.ms: how long the coordinator lets a txn "
+                                                    "stay open before aborting it (a fenced or dead producer's)")
+    final_read_timeout: float = Field(8.0, gt=0, le=600,
+                                      description="seconds one final read may take; below the scenario's op_timeout")
+
+
+@dataclass
+class TransactionalIds:
+    """transactional.id values of one workload instance, reused first-in first-out: a process
+    that is retired or closed gives its id back, and the next process opened (on a retired
+    process's thread, its successor) takes it and fences whatever producer still holds it."""
+
+    prefix: str
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _free: deque = field(default_factory=deque)
+    _count: itertools.count = field(default_factory=itertools.count)
+
+    def take(self) -> str:
+        with self._lock:
+            return self._free.popleft() if self._free else f"{self.prefix}-{next(self._count)}"
+
+    def give_back(self, tid: str) -> None:
+        with self._lock:
+            self._free.append(tid)
+
+
+@dataclass(frozen=True)
+class KafkaTxnState:
+    topics: TopicSet
+    ids: TransactionalIds
+    group_prefix: str
+    unassigned: Unassigned = field(default_factory=Unassigned)
+    finals: FinalReports = field(default_factory=FinalReports)
+
+
+class KafkaTxnOps:
+    """The main phase's ops: a txn of 1..max_micro_ops sends (unique values, random partitions)
+    and polls of the asking thread's consumer, marked `abort` at abort_rate; a thread's first op,
+    and its first after its process was replaced, is an assign of every partition."""
+
+    def __init__(self, opts: KafkaTxnOptions, state: KafkaTxnState, rng: random.Random):
+        self.opts, self.state, self.rng = opts, state, rng
+        self.values = {t: itertools.count() for t in state.topics.names}
+        self.assigned: set[int | str] = set()
+
+    def op(self, ctx: Context) -> Answer:
+        r, o = self.rng, self.opts
+        consumer = f"c{ctx.thread}"
+        n = r.randint(1, o.max_micro_ops)
+        kinds = [r.random() < o.send_fraction for _ in range(n)]
+        targets = [(r.choice(self.state.topics.names), r.randrange(o.partitions)) for _ in range(n)]
+        abort = r.random() < o.abort_rate
+        reassign = r.random() < o.reassign_probability
+        fresh = ctx.thread not in self.assigned or self.state.unassigned.take(consumer)
+        if fresh or reassign:
+            self.assigned.add(ctx.thread)
+            tps = self.state.topics.partitions_of()
+            return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
+                                             "seek": "beginning" if fresh else None}}
+        mops: list[list[Any]] = []
+        for send, (topic, partition) in zip(kinds, targets):
+            if send:
+                mops.append(["send", {"topic": topic, "key": f"k{partition}", "value": next(self.values[topic]),
+                                      "partition": partition}])
+            else:
+                poll: dict[str, Any] = {"consumer": consumer}
+                if o.isolation == READ_UNCOMMITTED:
+                    poll["isolation"] = READ_UNCOMMITTED
+                mops.append(["poll", poll])
+        op: Op = {"f": "txn", "value": mops}
+        if abort:
+            op["abort"] = True
+        return op
+
+
+class _Aborted(Exception):
+    """The txn had to be aborted (a send failed): `error` says why."""
+
+    def __init__(self, error: str):
+        super().__init__(error)
+        self.error = error
+
+
+class KafkaTxnClient:
+    """One process: its transactional producer (made on first use), its thread's consumer, and
+    final reads (kafka-log's, read_committed)."""
+
+    def __init__(self, opts: KafkaTxnOptions, state: KafkaTxnState, cluster: Any = None,
+                 process: int | None = None):
+        self.opts, self.state, self.cluster, self.process = opts, state, cluster, process
+        self.tid: str | None = None
+        self.producer: Producer | None = None
+        self.consumer: Consumer | None = None
+        self.positions: dict[tuple[str, int], int] = {}
+
+    def open(self, cluster: Any, process: int) -> "KafkaTxnClient":
+        self.state.topics.ensure(cluster)
+        return KafkaTxnClient(self.opts, self.state, cluster, process)
+
+    def invoke(self, op: Op) -> Op:
+        f, value = op["f"], op["value"]
+        if f == "txn":
+            return self.txn(value, bool(op.get("abort")))
+        if f == "assign":
+            return self.assign(value)
+        if f == "final-read":
+            return self.state.finals.answer(value, self.final_read)
+        return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
+
+    # -- set-up -------------------------------------------------------------------
+    def _producer(self) -> Producer:
+        if self.producer is None:
+            self.tid = self.state.ids.take()
+            p = self.cluster.variant.producer
+            producer = Producer({
+                "bootstrap.servers": self.cluster.bootstrap_servers(),
+                "transactional.id": self.tid, "acks": "all", "enable.idempotence": True,
+                "transaction.timeout.ms": self.opts.transaction_timeout_ms,
+                "message.timeout.ms": int(self.opts.txn_timeout * 1000),
+                "request.timeout.ms": max(1000, int(self.opts.txn_timeout * 500)),
+                "retries": max(p.retries, 1), "linger.ms": 0,
+            }, logger=_QUIET)
+            # Fences any producer that held this id before (a retired process's): its open txn is aborted.
+            producer.init_transactions(self.opts.txn_timeout)
+            self.producer = producer
+        return self.producer
+
+    def _new_consumer(self, name: str) -> Consumer:
+        return Consumer({
+            "bootstrap.servers": self.cluster.bootstrap_servers(),
+            "group.id": f"{self.state.group_prefix}-{name}",  # assign mode; the group holds send_offsets' commits
+            "enable.auto.commit": False, "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest", "isolation.level": self.opts.isolation,
+        }, logger=_QUIET)
+
+    def assign(self, value: dict[str, Any]) -> Op:
+        if self.consumer is None:
+            self.consumer = self._new_consumer(value["consumer"])
+        wanted = [(t, p) for t, p in value["partitions"]]
+        keep = {} if value.get("seek") == "beginning" else self.positions
+        self.positions = {tp: keep.get(tp, OFFSET_BEGINNING) for tp in wanted}
+        self._assign_positions()
+        return {"type": OK, "value": value}
+
+    def _assign_positions(self) -> None:
+        assert self.consumer is not None
+        self.consumer.assign([TopicPartition(t, p, o) for (t, p), o in self.positions.items()])
+
+    # -- the txn ------------------------------------------------------------------
+    def txn(self, mops: list[list[Any]], abort: bool) -> Op:
+        done = [[f, dict(m)] for f, m in mops]
+        if any(f == "poll" for f, _ in mops) and self.consumer is None:
+            self.state.unassigned.mark(mops[[f for f, _ in mops].index("poll")][1]["consumer"])
+            return {"type": FAIL, "value": done, "error": "unassigned"}
+        try:
+            producer = self._producer()
+            producer.begin_transaction()
+        except KafkaException as exc:  # nothing was sent in this txn
+            return self._lost_producer(done, FAIL, exc)
+        deadline = time.monotonic() + self.opts.txn_timeout
+        polled = False
+        try:
+            for f, m in done:
+                if f == "send":
+                    self._send(producer, m, deadline)
+                else:
+                    m["records"] = self._poll()
+                    polled = True
+            if self.opts.send_offsets and polled:
+                offsets = [TopicPartition(t, p, o) for (t, p), o in self.positions.items() if o >= 0]
+                if offsets:
+                    producer.send_offsets_to_transaction(offsets, self.consumer.consumer_group_metadata(),
+                                                         max(0.1, deadline - time.monotonic()))
+        except _Aborted as exc:
+            return self._abort(producer, done, exc.error)
+        except KafkaException as exc:
+            err = exc.args[0]
+            if err.fatal():
+                return self._lost_producer(done, INFO, exc)
+            return self._abort(producer, done, error_code(err.code()))
+        if abort:
+            return self._abort(producer, done, "aborted-on-purpose")
+        return self._commit(producer, done, deadline)
+
+    def _send(self, producer: Producer, m: dict[str, Any], deadline: float) -> None:
+        report: list[tuple[KafkaError | None, Any]] = []
+        producer.produce(m["topic"], key=m["key"].encode(), value=str(m["value"]).encode(), partition=m["partition"],
+                         on_delivery=lambda err, msg: report.append((err, msg)))
+        while not report and time.monotonic() < deadline:
+            producer.poll(0.05)
+        if not report:
+            raise _Aborted("send-timed-out")
+        err, msg = report[0]
+        if err is not None:
+            raise _Aborted(error_code(err.code()))
+        if msg.offset() >= 0:
+            m["offset"] = msg.offset()
+
+    def _poll(self) -> list[dict[str, Any]]:
+        assert self.consumer is not None
+        messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
+        errors = [m.error() for m in messages if m.error() is not None]
+        if errors:
+            self._assign_positions()  # back to where this poll began: nothing read is recorded
+            raise KafkaException(errors[0])
+        records = [_record(msg) for msg in messages]
+        for rec in records:
+            self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
+        return records
+
+    def _commit(self, producer: Producer, done: list[list[Any]], deadline: float) -> Op:
+        """commit_transaction, again while its error is retriable and time remains; an abort when
+        Kafka says the txn must be aborted; info when it is unknown whether it committed."""
+        while True:
+            try:
+                producer.commit_transaction(max(0.1, deadline - time.monotonic()))
+                return {"type": OK, "value": done}
+            except KafkaException as exc:
+                err = exc.args[0]
+                if err.txn_requires_abort():
+                    return self._abort(producer, done, error_code(err.code()))
+                if err.retriable() and time.monotonic() < deadline:
+                    continue
+                return self._lost_producer(done, INFO, exc)
+
+    def _abort(self, producer: Producer, done: list[list[Any]], error: str) -> Op:
+        """abort_transaction: fail once the coordinator took it, info when it did not answer."""
+        try:
+            producer.abort_transaction(self.opts.txn_timeout)
+        except KafkaException as exc:
+            return self._lost_producer(done, INFO, exc)
+        return {"type": FAIL, "value": done, "error": error}
+
+    def _lost_producer(self, done: list[list[Any]], outcome: str, exc: KafkaException) -> Op:
+        """The producer cannot go on (fatal, or its txn's end is unknown): this process is retired
+        (info) or the producer remade (fail), and its transactional.id goes to the next one."""
+        err = exc.args[0]
+        code = error_code(err.code()) if isinstance(err, KafkaError) else "kafka-exception"
+        self._drop_producer()
+        return {"type": outcome, "value": done, "error": code}
+
+    def _drop_producer(self) -> None:
+        if self.tid is not None:
+            self.state.ids.give_back(self.tid)
+        self.tid, self.producer = None, None
+
+    # -- final read -------------------------------------------------------------------
+    def final_read(self, value: dict[str, Any]) -> Op:
+        """Every committed record of the partition, read_committed by a fresh consumer, until its
+        position reaches a high watermark that stopped growing. The position passes commit and
+        abort markers and aborted records, but stops at the first offset of a txn still open: the
+        read is then info "incomplete" once final_read_timeout ends, and asked again (the
+        coordinator aborts such a txn after transaction.timeout.ms)."""
+        tp = TopicPartition(value["topic"], value["partition"])
+        consumer = self._new_consumer(f"final-{self.process}")
+        deadline = time.monotonic() + self.opts.final_read_timeout
+        records: list[dict[str, Any]] = []
+        position, high = 0, None
+        try:
+            consumer.assign([TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING)])
+            while time.monotonic() < deadline:
+                try:
+                    _, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, min(2.0, deadline - time.monotonic())))
+                except KafkaException:
+                    time.sleep(0.1)
+                    continue
+                if high is not None and latest == high and position >= high:
+                    break
+                high = latest
+                while position < high and time.monotonic() < deadline:
+                    for msg in consumer.consume(num_messages=1000, timeout=0.5):
+                        if msg.error() is None and msg.offset() >= position:
+                            records.append(_record(msg))
+                    at = consumer.position([tp])[0].offset
+                    position = max(position, at if at >= 0 else 0)
+            else:
+                return {"type": INFO, "value": {**value, "records": records, "high_watermark": high},
+                        "error": "incomplete"}
+        finally:
+            consumer.close()
+        return {"type": OK, "value": {**value, "records": records, "high_watermark": high}}
+
+    def close(self) -> None:
+        if self.producer is not None:
+            try:
+                self.producer.flush(0)
+            except Exception:  # noqa: BLE001 - closing a broken producer is best effort
+                pass
+        self._drop_producer()
+        if self.consumer is not None:
+            try:
+                self.consumer.close()
+            except RuntimeError:
+                pass
+            self.consumer = None
+
+
+def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload:
+    opts = KafkaTxnOptions.model_validate(options)
+    token = uuid.uuid4().hex[:6]
+    # Named like kafka-log's topics: a later run on a kept cluster deletes them (workloads.topics).
+    topics = TopicSet([f"t{100 + i}-{token}" for i in range(opts.topics)], opts.partitions)
+    state = KafkaTxnState(topics, TransactionalIds(TRANSACTIONAL_ID_PREFIX), GROUP_PREFIX)
+
+    def generator(rng: random.Random) -> KafkaTxnOps:
+        return KafkaTxnOps(opts, state, rng)
+
+    def final_generator() -> UntilOk:
+        return state.finals.start([{"f": "final-read", "value": {"topic": t, "partition": p}}
+                                   for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
+
+    return Workload(name="kafka-txn", client=KafkaTxnClient(opts, state), generator=generator,
+                    final_generator=final_generator)
+
+
+register_workload("kafka-txn", kafka_txn_workload)
