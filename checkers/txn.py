@@ -18,12 +18,13 @@ Anomalies (checkers.verdict says which fail a verdict):
   invisible to every poller until their txn commits);
 - int-nonmonotonic-send: a txn's later send to a partition lands at or before its earlier one;
 - int-poll-skip / int-nonmonotonic-poll: within one txn, a consumer's next record of a
-  partition jumps over offsets the final read holds, or does not move forward.
+  partition jumps over offsets the final read holds, or does not move forward (the kafka
+  checker's poll-skip and nonmonotonic-poll between two records of one txn).
 
 Cost: sends and final records meet in one aggregation per (topic, value) (values are unique
 per topic); reads are looked at only where they may hold an aborted value (a semi-join
 against the few aborted sends), and within-txn orders only where a txn has two sends to a
-partition or polls that do not run by one offset.
+partition.
 """
 from __future__ import annotations
 
@@ -101,7 +102,7 @@ def aborted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
     """A send of an aborted (fail) txn seen by a read_committed read."""
     failed = sends.filter(F.col("type") == "fail").select("topic", "value", "process",
                                                            F.col("index").alias("txn"))
-    seen = (reads.join(failed.select("topic", "value"), ["topic", "value"], "left_semi")
+    seen = (reads.join(F.broadcast(failed.select("topic", "value")), ["topic", "value"], "left_semi")
             .groupBy("topic", "value")
             .agg(F.slice(F.array_sort(F.collect_set("index")), 1, _EVIDENCE_PER_ROW - 1).alias("reads"),
                  F.min(F.struct("partition", "offset")).alias("at")))
@@ -159,33 +160,26 @@ def int_nonmonotonic_sends(sends: DataFrame) -> DataFrame:
                                  F.array("prev_value", "value").alias("values")))
 
 
-def _within(polls: DataFrame) -> DataFrame:
-    """Each record of a txn's polls that does not follow the same consumer's previous record of
-    its partition in that txn by one offset, beside that previous one (kafka.poll_sequences' shape)."""
-    runs = kafka.poll_runs(polls)
-    rough = polls.join(runs.filter(~F.col("run")).select("consumer", *TP, "index"), ["consumer", *TP, "index"],
-                       "left_semi")
-    in_txn = Window.partitionBy("consumer", *TP, "index").orderBy("pos")
-    return (rough.select("consumer", *TP, "offset", "index", F.lag("offset").over(in_txn).alias("prev_offset"),
-                         F.col("index").alias("prev_index"))
-            .filter(F.col("prev_offset").isNotNull() & (F.col("offset") != F.col("prev_offset") + 1)))
+def int_poll_orders(kafka_rows: DataFrame, txns: DataFrame) -> DataFrame:
+    """int-poll-skip and int-nonmonotonic-poll: the poll-skips and nonmonotonic-polls the kafka
+    checker found between two records of one txn, named again.
+
+    A txn's polls are among the records the format-1 checks read (checkers.kafka), which
+    compare a consumer's consecutive records within one op as well as across ops: a pair within
+    one op has that op's index as its only evidence. Of those few rows, the ones of a txn are
+    internal; looking them up costs nothing next to ordering every polled record again.
+    """
+    inner = (kafka_rows.filter(F.col("anomaly").isin("poll-skip", "nonmonotonic-poll") & (F.size("evidence") == 1))
+             .withColumn("index", F.col("evidence")[0]))
+    of_txns = txns.select("index").join(F.broadcast(inner.select("index").distinct()), "index", "left_semi")
+    return (inner.join(of_txns, "index", "left_semi")
+            .withColumn("anomaly", F.concat(F.lit("int-"), F.col("anomaly")))
+            .select("anomaly", "evidence", "example", "order"))
 
 
-def int_poll_orders(polls: DataFrame, finals: DataFrame) -> DataFrame:
-    """int-poll-skip and int-nonmonotonic-poll: within one txn, a consumer's consecutive records of
-    a partition jump over offsets the final read holds, or do not move forward."""
-    pairs = _within(polls)
-    back = pairs.filter(F.col("offset") <= F.col("prev_offset"))
-    nonmonotonic = anomaly_rows(back, "int-nonmonotonic-poll", F.array("index"),
-                                F.struct(F.col("index").alias("txn"), "consumer", "topic", "partition",
-                                         "prev_offset", "offset"))
-    held = finals.select(*TP, "offset", F.lit(True).alias("final"))
-    skips = kafka.poll_skips(pairs.filter(F.col("offset") > F.col("prev_offset")), held)
-    return nonmonotonic.unionByName(skips.withColumn("anomaly", F.lit("int-poll-skip")))
-
-
-def txn_anomalies(tables) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every txn check but the cycles', partitions whose losses cannot be judged)."""
+def txn_anomalies(tables, kafka_rows: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(anomaly rows of every txn check, partitions whose losses cannot be judged); `kafka_rows` are
+    the kafka checker's (checkers.kafka), of which int_poll_orders names the txns' own."""
     from checkers.txn_cycles import cycle_anomalies
 
     sends = txn_sends(tables.mops).persist()
@@ -200,7 +194,7 @@ def txn_anomalies(tables) -> tuple[DataFrame, DataFrame]:
         torn_txns(seen),
         precommitted_reads(sends, polls),
         int_nonmonotonic_sends(sends),
-        int_poll_orders(polls, finals),
+        int_poll_orders(kafka_rows, tables.txns),
         cycle_anomalies(sends, polls, finals, tables.txns),
     ]
     rows = found[0]

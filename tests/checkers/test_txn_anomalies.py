@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from checkers import txn
+from checkers import kafka, txn
 from checkers.synthetic import HistoryBuilder, poll_mop, send_mop
 from checkers.txn_cycles import cycle_anomalies, find_cycles
 
@@ -23,7 +23,7 @@ def _transform(tables, name: str):
     if name == "int-nonmonotonic-send":
         return txn.int_nonmonotonic_sends(sends)
     if name in ("int-poll-skip", "int-nonmonotonic-poll"):
-        return txn.int_poll_orders(polls, finals)
+        return txn.int_poll_orders(kafka.kafka_anomalies(tables)[0], tables.txns)
     return cycle_anomalies(sends, polls, finals, tables.txns)
 
 
