@@ -11,7 +11,8 @@ time is inflated by others), the verdict, this process's peak RSS and the JVM's.
 A shared machine's speed drifts by more than the effects measured here: a fixed
 reference loop is timed before and after, so that runs of different days compare.
 `--fresh` also times the largest size as a user's first `ordeal check` meets it: a new
-process, a new JVM, no Parquet copy.
+process, a new JVM, no Parquet copy. `--txn` also checks a transactional history (format 2,
+kafka-txn's shape: checkers.synthetic.generate_txn_history) of each size, after the plain one.
 
 Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--batch 20`):
 first a fresh `ordeal check` of one such history (a new process and JVM, no Parquet
@@ -20,7 +21,7 @@ Spark), with the time of the first and the mean of the others, each with the CPU
 seconds of the whole process tree (the JVM included: this process becomes the
 subreaper of the command's descendants and reaps them). `--small 0` skips them.
 
-Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh] [--small 3000] [--batch 20]
+Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh] [--txn] [--small 3000] [--batch 20]
 """
 from __future__ import annotations
 
@@ -41,12 +42,14 @@ sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__)
 
 from checkers.check import check_history
 from checkers.session import spark_session
-from checkers.synthetic import generate_history
+from checkers.synthetic import generate_history, generate_txn_history
+
+GENERATORS = {"plain": generate_history, "txn": generate_txn_history}
 
 
-def _generate(path: Path, n_ops: int, seed: int) -> None:
+def _generate(path: Path, n_ops: int, seed: int, kind: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed)], check=True)
+    subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed), kind], check=True)
 
 
 def _jvm_pid(spark) -> int:
@@ -133,7 +136,7 @@ def _small(args: argparse.Namespace) -> None:
     for i in range(args.batch):
         run = args.workdir / f"small-n{n}-seed{args.seed + i}"
         if not (run / "history.jsonl").exists():
-            _generate(run / "history.jsonl", n, args.seed + i)
+            _generate(run / "history.jsonl", n, args.seed + i, "plain")
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
         (run / "results.json").unlink(missing_ok=True)
         runs.append(run)
@@ -164,11 +167,12 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="also time a first check of the largest size in a new process")
     parser.add_argument("--small", type=int, default=3000, help="ops of the small histories (0: none)")
     parser.add_argument("--batch", type=int, default=20, help="small histories checked in one call")
-    parser.add_argument("--generate", nargs=3, metavar=("N", "PATH", "SEED"), help=argparse.SUPPRESS)
+    parser.add_argument("--txn", action="store_true", help="also check a transactional history of each size")
+    parser.add_argument("--generate", nargs=4, metavar=("N", "PATH", "SEED", "KIND"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
-        n, path, seed = args.generate
-        generate_history(Path(path), int(n), seed=int(seed))
+        n, path, seed, kind = args.generate
+        GENERATORS[kind](Path(path), int(n), seed=int(seed))
         return 0
 
     print(f"reference loop: {_reference_seconds():.2f} CPU s (this machine's speed now; lower is faster)")
@@ -179,13 +183,14 @@ def main() -> int:
         return 0
     spark = spark_session(args.spark_master, app_name="ordeal-bench")
     print(f"master {args.spark_master}, seed {args.seed}")
-    for n in (int(s) for s in args.sizes.split(",")):
-        run = args.workdir / f"n{n}-seed{args.seed}"
+    kinds = ["plain", "txn"] if args.txn else ["plain"]
+    for n, kind in ((int(s), k) for s in args.sizes.split(",") for k in kinds):
+        run = args.workdir / (f"n{n}-seed{args.seed}" + ("" if kind == "plain" else f"-{kind}"))
         history = run / "history.jsonl"
         if not history.exists():
             started = time.perf_counter()
-            _generate(history, n, args.seed)
-            print(f"{n:>11,} ops: generated {history.stat().st_size / 2**20:,.0f} MiB "
+            _generate(history, n, args.seed, kind)
+            print(f"{n:>11,} ops ({kind}): generated {history.stat().st_size / 2**20:,.0f} MiB "
                   f"in {time.perf_counter() - started:.1f} s")
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
         for label in ["cold (convert + check)"] + ["warm (Parquet reused)"] * args.repeat:
@@ -194,7 +199,7 @@ def main() -> int:
             seconds, cpu, own = (time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu,
                                  time.process_time() - own)
             ops = results["stats"]["ops"]
-            print(f"{ops:>11,} ops: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
+            print(f"{ops:>11,} ops {kind:>5}: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
                   f"CPU JVM {cpu:6.1f} s, Python {own:5.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
                   f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

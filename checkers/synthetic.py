@@ -263,3 +263,80 @@ def generate_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, 
             emit(4001, "ok", "deliver", inv + f', "blocks": [{", ".join(blocks)}]}}')
     out.close()
     return index
+
+
+def generate_txn_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, partitions: int = 4,
+                         consumers: int = 4, max_micro_ops: int = 4, abort_rate: float = 0.1,
+                         poll_records: int = 5) -> int:
+    """Write a valid format-2 history of about `n_ops` lines of kafka-txn's shape; returns the count.
+
+    Txns of 1..max_micro_ops sends and polls run one after another (their invokes and
+    completions adjacent: no txn overlaps another); a txn aborts at `abort_rate`, its sends
+    then taking offsets that read_committed polls and final reads skip, as do the commit and
+    abort markers after each txn's sends on each partition it wrote. The run ends with a heal
+    and a final read of every partition.
+    """
+    rng = random.Random(seed)
+    tps = [(f"t{t}", p) for t in range(topics) for p in range(partitions)]
+    logs: dict[tuple[str, int], list[int | None]] = {tp: [] for tp in tps}  # value, or None (marker, aborted)
+    next_value = dict.fromkeys((t for t, _ in tps), 0)
+    positions = {c: dict.fromkeys(tps, 0) for c in range(consumers)}
+    index = 0
+    out = path.open("w", buffering=1 << 20)
+
+    def emit(process: Any, type_: str, f: str, value: str, extra: str = "") -> None:
+        nonlocal index
+        p = json.dumps(process) if isinstance(process, str) else process
+        out.write(f'{{"index": {index}, "time": {index * 1000}, "process": {p}, "type": "{type_}", '
+                  f'"f": "{f}", "value": {value}{extra}}}\n')
+        index += 1
+
+    for c in range(consumers):
+        v = json.dumps({"consumer": f"c{c}", "partitions": [list(tp) for tp in tps], "seek": "beginning"})
+        emit(1000 + c, "invoke", "assign", v)
+        emit(1000 + c, "ok", "assign", v)
+    while index < n_ops - 2 * len(tps) - 1:
+        process = rng.randrange(16)
+        c = process % consumers
+        abort = rng.random() < abort_rate
+        asked, done, written = [], [], set()
+        for _ in range(rng.randint(1, max_micro_ops)):
+            if rng.random() < 0.5:
+                tp = tps[rng.randrange(len(tps))]
+                topic, part = tp
+                value = next_value[topic]
+                next_value[topic] = value + 1
+                offset = len(logs[tp])
+                logs[tp].append(None if abort else value)
+                written.add(tp)
+                send = f'"topic": "{topic}", "key": "k{part}", "value": {value}, "partition": {part}'
+                asked.append(f'["send", {{{send}}}]')
+                done.append(f'["send", {{{send}, "offset": {offset}}}]')
+            else:
+                tp = tps[rng.randrange(len(tps))]
+                log, pos = logs[tp], positions[c][tp]
+                recs = []
+                while pos < len(log) and len(recs) < poll_records:
+                    if log[pos] is not None and tp not in written:  # not its own sends: still open
+                        recs.append(f'{{"topic": "{tp[0]}", "partition": {tp[1]}, "offset": {pos}, '
+                                    f'"value": {log[pos]}}}')
+                    elif tp in written:
+                        break
+                    pos += 1
+                positions[c][tp] = pos
+                asked.append(f'["poll", {{"consumer": "c{c}"}}]')
+                done.append(f'["poll", {{"consumer": "c{c}", "records": [{", ".join(recs)}]}}]')
+        for tp in written:  # the txn's commit or abort marker
+            logs[tp].append(None)
+        extra = ', "abort": true, "error": "aborted-on-purpose"' if abort else ""
+        emit(process, "invoke", "txn", f'[{", ".join(asked)}]', ', "abort": true' if abort else "")
+        emit(process, "fail" if abort else "ok", "txn", f'[{", ".join(done)}]', extra)
+    emit("nemesis", "info", "heal", '{"healed": "all"}')
+    for topic, part in tps:
+        recs = ", ".join(f'{{"topic": "{topic}", "partition": {part}, "offset": {o}, "value": {v}}}'
+                         for o, v in enumerate(logs[(topic, part)]) if v is not None)
+        inv = f'{{"topic": "{topic}", "partition": {part}'
+        emit(4000, "invoke", "final-read", inv + "}")
+        emit(4000, "ok", "final-read", inv + f', "records": [{recs}], "high_watermark": {len(logs[(topic, part)])}}}')
+    out.close()
+    return index
