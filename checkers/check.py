@@ -128,6 +128,9 @@ def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
     stats = {"ops": history.op_count, "by_f": by_f}
     kafka_rows, undrained, info_seen = kafka_anomalies(tables)
     if "txn" in by_f:  # format 2: transactions are Kafka's too (lost-write and aborted-read alike)
+        # The txn checks read the kafka checker's rows too: computed once (they are few).
+        kafka_rows = kafka_rows.persist(StorageLevel.MEMORY_AND_DISK)
+        kafka_rows.count()
         txn_rows, txn_undrained = txn_anomalies(tables, kafka_rows)
         kafka_rows, undrained = kafka_rows.unionByName(txn_rows), undrained.unionByName(txn_undrained).distinct()
     ordering_rows, undelivered, unfinished = ordering_anomalies(tables)
