@@ -1,15 +1,22 @@
 """`check_history`: a run's history in, results.json out (the public entry point).
 
 results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
-"evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "unknown"}}, "variant",
-"scenario", "idempotent", "stats", "warnings", "history"}. A checker's "not_judged" says,
-per anomaly, why it could not be judged where the evidence is missing (no final read of a
-partition, no final deliver of a channel or from an OSN: an interrupted run); "unknown"
-lists the same reasons, and either makes the checker unknown unless it found a failure. Examples are at most 10
-per anomaly, evidence the sorted history indices, at most 1000 per anomaly.
+"evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "anomalies", "unknown",
+"not_judged"}}, "unknown", "variant", "scenario", "idempotent", "stats", "warnings",
+"history"}. A checker's "not_judged" says, per anomaly, where it could not be judged
+because the evidence is missing (no final read of a partition, no final deliver of a
+channel or from an OSN: an interrupted run), at most 20 places and how many more;
+"unknown" lists the same reasons, and either makes the checker unknown unless it found a
+failure. The top-level "unknown" says why the whole history is unknown whatever its
+checkers found short of a failure: it proves nothing (no client op completed ok that
+sent or read anything). Examples are at most 10 per anomaly, evidence the sorted
+history indices, at most 1000 per anomaly; "history" is the checked file's absolute
+path, which `ordeal report` reads when the results are written elsewhere (--out).
 
-The nodes checker (node-crash) judges only histories that record crashes: one from a
-harness that watched for none says nothing about its nodes.
+Which checkers run is known before Spark starts (checkers.checker): a history none of
+them can judge is answered without Spark. The checkers that run give their findings as
+frames, and everything results.json needs from them is collected in one Spark action,
+so that a check of a small history costs a few jobs, not dozens.
 """
 from __future__ import annotations
 
@@ -19,23 +26,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from checkers import kafka, nodes, ordering
+from checkers.checker import Checker, Findings, shared
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
-from checkers.kafka import kafka_anomalies
-from checkers.nodes import CRASH, node_anomalies
-from checkers.ordering import ordering_anomalies
-from checkers.schema import KAFKA_FS, ORDERING_FS
-from checkers.txn import txn_anomalies
-from checkers.session import spark_session
+from checkers.session import SessionOnDemand, fit_to_input
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
 MAX_EXAMPLES = 10
 MAX_EVIDENCE = 1000
-_MAX_UNKNOWN = 20
+MAX_NOT_JUDGED = 20
+# Every checker, in the order results.json lists them (see checkers.checker).
+CHECKS: tuple[Checker, ...] = (kafka.CHECKER, ordering.CHECKER, nodes.CHECKER)
+NOTHING_PROVEN = ("the history proves nothing: no client op completed ok that sent or read anything "
+                  "(an ok send, a committed txn's send, a poll with records, a final read, a broadcast or a deliver)")
+
 
 
 @dataclass(frozen=True)
@@ -68,137 +76,150 @@ def read_run_info(run_dir: Path) -> RunInfo:
                    idempotent=bool(producer.get("enable_idempotence", False)))
 
 
+def results_dir(path: Path, out_dir: Path | None = None) -> Path:
+    """Where the results of the history at `path` (a run directory or a history file) go."""
+    return Path(out_dir) if out_dir is not None else history_file(Path(path)).parent
+
+
 def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str | None = None,
-                  idempotent: bool | None = None, spark: SparkSession | None = None,
+                  idempotent: bool | None = None, spark: SparkSession | SessionOnDemand | None = None,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Check the history of a run directory or history file; write and return results.json.
 
     Raises HistoryError for input that cannot be checked. `idempotent` overrides what
-    run.json says about the producer; `spark` reuses a running session; `progress` hears
-    a line as each long step begins.
+    run.json says about the producer; `spark` is a running session, or one started on
+    demand (only if a checker runs: several checks share one that way);
+    `progress` hears a line as each long step begins.
     """
-    path = Path(path)
-    source = history_file(path)
+    source = history_file(Path(path))
     run = read_run_info(source.parent)
     if idempotent is None:
         idempotent = run.idempotent
-    out = Path(out_dir) if out_dir is not None else source.parent
+    out = results_dir(source, out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise HistoryError(f"{out}: cannot write results there ({exc.strerror or exc})") from None
     say = progress or (lambda _: None)
-    if _empty(source):  # nothing to judge: no Spark (nor its start-up noise) for that
-        results = _nothing_to_check(source)
-        results.update(variant=run.variant, scenario=run.scenario, idempotent=idempotent)
-        (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
-        return results
-    def start() -> SparkSession:
-        say("starting Spark")
-        return spark_session(spark_master)
-
-    history = load_history(spark if spark is not None else start, source, out / (source.stem + ".parquet"),
-                           progress)
-    say(f"checking {history.op_count} ops")
-    results = judge(history, idempotent=idempotent)
+    history = load_history(source, out / (source.stem + ".parquet"), progress)
+    running = [c for c in CHECKS if c.reads(history.counts)]
+    found: dict[str, Findings] = {}
+    session: SparkSession | None = None
+    if running:
+        if spark is None:
+            spark = SessionOnDemand(spark_master, say)
+        session = spark if isinstance(spark, SparkSession) else spark.get(history.op_count)
+        say(f"checking {history.op_count} ops")
+        fit_to_input(session, history.counts.ops)
+        tables = history.tables(session)
+        found = {c.name: c.find(tables) for c in running}
+    try:
+        results = judge(history, found, idempotent=idempotent,
+                        proven=any(c.proves(history.counts) for c in running))
+    finally:
+        if session is not None:  # the findings persist the frames they share; nothing else is cached
+            session.catalog.clearCache()
     results.update(variant=run.variant, scenario=run.scenario)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
     return results
 
 
-def _empty(source: Path) -> bool:
-    """Whether the history holds no line but blanks (read only when it is small)."""
-    try:
-        if source.stat().st_size > 4096:
-            return False
-        return not source.read_bytes().strip()
-    except OSError as exc:
-        raise HistoryError(f"{source}: unreadable ({exc.strerror or exc})") from None
-
-
-def _nothing_to_check(source: Path) -> dict[str, Any]:
-    return {"valid": overall_valid([]), "anomalies": {}, "checkers": {},
-            "stats": {"ops": 0, "by_f": {}}, "warnings": [f"{source}: no op to check"], "history": str(source)}
-
-
-def judge(history: History, *, idempotent: bool) -> dict[str, Any]:
-    """The results dict of a validated history."""
-    tables = history.tables
-    by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.by_f.items())}
-    stats = {"ops": history.op_count, "by_f": by_f}
-    kafka_rows, undrained, info_seen = kafka_anomalies(tables)
-    if "txn" in by_f:  # format 2: transactions are Kafka's too (lost-write and aborted-read alike)
-        # The txn checks read the kafka checker's rows too: computed once (they are few).
-        kafka_rows = kafka_rows.persist(StorageLevel.MEMORY_AND_DISK)
-        kafka_rows.count()
-        txn_rows, txn_undrained = txn_anomalies(tables, kafka_rows)
-        kafka_rows, undrained = kafka_rows.unionByName(txn_rows), undrained.unionByName(txn_undrained).distinct()
-    ordering_rows, undelivered, unfinished = ordering_anomalies(tables)
-    rows = (kafka_rows.unionByName(ordering_rows).unionByName(node_anomalies(tables))
-            .persist(StorageLevel.MEMORY_AND_DISK))
-    try:
-        return _results(history, rows, undrained, undelivered, unfinished, info_seen, stats, idempotent)
-    finally:
-        # The transforms persist the frames they share; nothing else is cached here.
-        tables.ops.sparkSession.catalog.clearCache()
-
-
-def _results(history: History, rows: DataFrame, undrained: DataFrame, undelivered: DataFrame,
-             unfinished: DataFrame, info_seen: DataFrame, stats: dict[str, Any],
-             idempotent: bool) -> dict[str, Any]:
-    anomalies = _summarise(rows)
-    not_judged: dict[str, dict[str, list[str]]] = {
-        "kafka": {"lost-write": [
-            f"no final read of {r['topic']}/{r['partition']} which had acknowledged sends"
-            for r in undrained.orderBy("topic", "partition").limit(_MAX_UNKNOWN).collect()]},
-        "ordering": {
-            "lost-tx": [f"no final deliver of channel {r['channel']} which had SUCCESS broadcasts"
-                        for r in undelivered.orderBy("channel").limit(_MAX_UNKNOWN).collect()],
-            "lagging-osn": [f"no final deliver of channel {r['channel']} from {r['osn']}"
-                            for r in unfinished.orderBy("channel", "osn").limit(_MAX_UNKNOWN).collect()]},
-        "nodes": {},
-    }
-    not_judged = {c: {a: why for a, why in checks.items() if why} for c, checks in not_judged.items()}
-    unknown = {c: [w for why in checks.values() for w in why] for c, checks in not_judged.items()}
-    ran = {"kafka": any(f in stats["by_f"] for f in KAFKA_FS),
-           "ordering": any(f in stats["by_f"] for f in ORDERING_FS),
-           "nodes": CRASH in stats["by_f"]}
+def judge(history: History, found: dict[str, Findings], *, idempotent: bool, proven: bool) -> dict[str, Any]:
+    """The results dict of a validated history from its checkers' findings (by checker name)."""
+    by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.counts.by_f.items())}
+    stats: dict[str, Any] = {"ops": history.op_count, "by_f": by_f}
+    anomalies, not_judged, more = _collect(found) if found else ({}, {}, {})
+    stats.update(more)
     checkers: dict[str, Any] = {}
-    for checker, names in CHECKERS.items():
-        if not ran[checker]:
-            continue
-        found = {a for a in anomalies if a in names}
-        checkers[checker] = {"valid": checker_valid(found, unknown[checker], idempotent),
-                             "anomalies": sorted(found), "unknown": unknown[checker],
-                             "not_judged": not_judged[checker]}
-    if ran["kafka"]:
-        stats["info_sends_seen"] = info_seen.count()
+    for name in found:
+        names = CHECKERS[name]
+        judged = {a: why for a, why in not_judged.items() if a in names}
+        unknown = [w for why in judged.values() for w in why]
+        present = {a for a in anomalies if a in names}
+        checkers[name] = {"valid": checker_valid(present, unknown, idempotent), "anomalies": sorted(present),
+                          "unknown": unknown, "not_judged": judged}
+    reasons = [] if proven else [NOTHING_PROVEN if history.op_count else "the history holds no op"]
     return {
-        "valid": overall_valid([c["valid"] for c in checkers.values()]),
+        "valid": overall_valid([c["valid"] for c in checkers.values()], proven=proven),
         "anomalies": anomalies,
         "checkers": checkers,
+        "unknown": reasons,
         "idempotent": idempotent,
         "stats": stats,
         "warnings": list(history.warnings),
-        "history": str(history.source),
+        "history": str(history.source.resolve()),
     }
 
 
-def _summarise(rows: DataFrame) -> dict[str, Any]:
-    """Per anomaly: count, the first examples, and the first evidence indices (all bounded)."""
-    counts = {r["anomaly"]: r["count"] for r in rows.groupBy("anomaly").count().collect()}
-    if not counts:
-        return {}
+def _collect(found: dict[str, Findings]) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, int]]:
+    """(anomalies, not_judged reasons by anomaly, statistics) of every checker's findings, in one action.
+
+    Per anomaly: its count, the first examples and the first evidence indices (all
+    bounded); per anomaly not judged somewhere: the first places and how many more.
+    Everything is one union of small rows (part, name, n, text) collected once; the
+    anomaly rows, read by three parts of it, are persisted so that they are computed once.
+    """
+    rows = shared(_union([f.rows for f in found.values()]))
     first = Window.partitionBy("anomaly").orderBy("order", "example")
-    examples: dict[str, list[Any]] = {}
-    for r in (rows.withColumn("n", F.row_number().over(first)).filter(F.col("n") <= MAX_EXAMPLES)
-              .orderBy("anomaly", "n").collect()):
-        examples.setdefault(r["anomaly"], []).append(json.loads(r["example"]))
     by_index = Window.partitionBy("anomaly").orderBy("i")
+    parts = [
+        rows.groupBy("anomaly").count().select(F.lit("count").alias("part"), F.col("anomaly").alias("name"),
+                                               F.col("count").alias("n"), F.lit(None).cast("string").alias("text")),
+        rows.withColumn("n", F.row_number().over(first)).filter(F.col("n") <= MAX_EXAMPLES)
+        .select(F.lit("example").alias("part"), F.col("anomaly").alias("name"), F.col("n").cast("long").alias("n"),
+                F.col("example").alias("text")),
+        rows.select("anomaly", F.explode("evidence").alias("i")).distinct()
+        .withColumn("rank", F.row_number().over(by_index)).filter(F.col("rank") <= MAX_EVIDENCE)
+        .select(F.lit("evidence").alias("part"), F.col("anomaly").alias("name"), F.col("i").cast("long").alias("n"),
+                F.lit(None).cast("string").alias("text")),
+    ]
+    unjudged = [nj for f in found.values() for nj in f.not_judged]
+    if unjudged:
+        places = _union(unjudged)
+        where = Window.partitionBy("anomaly").orderBy("order", "reason")
+        parts += [
+            places.withColumn("n", F.row_number().over(where)).filter(F.col("n") <= MAX_NOT_JUDGED)
+            .select(F.lit("not-judged").alias("part"), F.col("anomaly").alias("name"),
+                    F.col("n").cast("long").alias("n"), F.col("reason").alias("text")),
+            places.groupBy("anomaly").count().select(F.lit("not-judged-count").alias("part"),
+                                                     F.col("anomaly").alias("name"), F.col("count").alias("n"),
+                                                     F.lit(None).cast("string").alias("text")),
+        ]
+    parts += [s.select(F.lit("stat").alias("part"), F.col("stat").alias("name"), F.col("value").alias("n"),
+                       F.lit(None).cast("string").alias("text")) for f in found.values() for s in f.stats]
+    got = _union(parts).collect()
+    counts: dict[str, int] = {}
+    examples: dict[str, list[tuple[int, Any]]] = {}
     evidence: dict[str, list[int]] = {}
-    for r in (rows.select("anomaly", F.explode("evidence").alias("i")).distinct()
-              .withColumn("n", F.row_number().over(by_index)).filter(F.col("n") <= MAX_EVIDENCE)
-              .orderBy("anomaly", "i").collect()):
-        evidence.setdefault(r["anomaly"], []).append(r["i"])
-    return {name: {"count": counts[name], "examples": examples.get(name, []),
-                   "evidence": evidence.get(name, [])} for name in sorted(counts)}
+    reasons: dict[str, list[tuple[int, str]]] = {}
+    places_count: dict[str, int] = {}
+    stats: dict[str, int] = {}
+    for part, name, n, text in got:
+        if part == "count":
+            counts[name] = n
+        elif part == "example":
+            examples.setdefault(name, []).append((n, json.loads(text)))
+        elif part == "evidence":
+            evidence.setdefault(name, []).append(n)
+        elif part == "not-judged":
+            reasons.setdefault(name, []).append((n, text))
+        elif part == "not-judged-count":
+            places_count[name] = n
+        else:
+            stats[name] = n
+    anomalies = {name: {"count": counts[name], "examples": [e for _, e in sorted(examples.get(name, []),
+                                                                                  key=lambda x: x[0])],
+                        "evidence": sorted(evidence.get(name, []))} for name in sorted(counts)}
+    not_judged: dict[str, list[str]] = {}
+    for name in sorted(reasons):
+        listed = [why for _, why in sorted(reasons[name])]
+        beyond = places_count.get(name, len(listed)) - len(listed)
+        not_judged[name] = listed + ([f"... and {beyond} more"] if beyond > 0 else [])
+    return anomalies, not_judged, stats
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    out = frames[0]
+    for more in frames[1:]:
+        out = out.unionByName(more)
+    return out

@@ -1,7 +1,14 @@
-"""`ordeal check PATH`: judge a history offline.
+"""`ordeal check PATH...`: judge histories offline, several in one Spark session.
 
-Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown. ORDEAL_SPARK_MASTER is read
-here, at the edge, and only when --spark-master is not given.
+Each PATH is a history file, a run directory, or a store tree (every run directory
+under it, found by its history.jsonl; symlinks such as store/latest are not followed).
+Each history's results.json is written beside it (or in --out, for one history), one
+line per history is printed, then a total when there are several.
+
+Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown; for several histories the
+worst of theirs, worst first: bad input (2: a history that could not be read at all
+says least, and must not hide behind another's verdict), invalid (1), unknown (3), valid
+(0). ORDEAL_SPARK_MASTER is read here, at the edge, and only when --spark-master is not given.
 """
 from __future__ import annotations
 
@@ -13,54 +20,153 @@ import sys
 from pathlib import Path
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
+# Exit codes from the one that says most to the one that says least (see the docstring).
+WORST_FIRST = (EXIT_BAD_INPUT, EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID)
 # The master URLs Spark knows (spark-submit refuses any other with a JVM's worth of output).
 SPARK_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn"
                           r"|(spark|k8s|mesos)://[^\s/]\S*")
 SPARK_MASTER_ENV = "ORDEAL_SPARK_MASTER"
 
 
+class BadPath(ValueError):
+    """A PATH that names no history; str() is one line."""
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
-        "check", help="check a history for anomalies (PySpark)",
-        description="Check a run directory or a history file (format version 1 or 2) and write results.json. "
-                    "Exit 0 valid, 1 invalid, 2 bad input, 3 unknown.")
-    p.add_argument("path", metavar="PATH", type=Path, help="run directory or history .jsonl file")
-    p.add_argument("--out", metavar="DIR", type=Path, help="write results.json (and the Parquet copy) here")
+        "check", help="check histories for anomalies (PySpark)",
+        description="Check history files, run directories or store trees (format version 1 or 2) and write each "
+                    "one's results.json, in one Spark session. Exit 0 valid, 1 invalid, 2 bad input, 3 unknown; "
+                    "for several histories the worst (2, then 1, then 3, then 0).")
+    p.add_argument("paths", metavar="PATH", type=Path, nargs="+",
+                   help="history .jsonl file, run directory, or a directory of runs (a store)")
+    p.add_argument("--out", metavar="DIR", type=Path,
+                   help="write results.json (and the Parquet copy) here; one history only")
     p.add_argument("--spark-master", metavar="URL",
                    help=f"Spark master (default: ${SPARK_MASTER_ENV} or local[*])")
     p.add_argument("--idempotent", action="store_true", default=None,
                    help="the producer was idempotent: duplicates fail the verdict")
+    p.add_argument("--report", action="store_true",
+                   help="also write each history's report.html (and junit.xml) beside its results.json")
     p.set_defaults(func=run_check)
 
 
-def run_check(args: argparse.Namespace) -> int:
-    # Imported here so that `ordeal --help` does not load Spark.
-    from checkers.check import RESULTS_FILE, check_history
-    from checkers.history import HistoryError
-    from checkers.session import SparkUnavailable
+def find_histories(paths: list[Path]) -> list[Path]:
+    """The history files PATHs name, in the order given (a store's runs sorted), each once."""
+    from checkers.history import HISTORY_FILE
 
-    master = args.spark_master or os.environ.get(SPARK_MASTER_ENV) or None
-    if master is not None and not SPARK_MASTER.fullmatch(master):
-        print(f"ordeal check: Spark master {master!r}: not a master URL (local[*], local[N], spark://HOST:PORT, "
-              "yarn, k8s://..., mesos://...)", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        print(f"ordeal check: --out {args.out}: exists and is not a directory", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    try:
-        results = check_history(args.path, out_dir=args.out, spark_master=master, idempotent=args.idempotent,
-                                progress=lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True))
-    except (HistoryError, SparkUnavailable) as exc:
-        print(f"ordeal check: {exc}", file=sys.stderr)
-        return EXIT_BAD_INPUT
-    for warning in results["warnings"]:
-        print(f"ordeal check: warning: {warning}", file=sys.stderr)
-    out = args.out or Path(results["history"]).parent
-    summary = {name: a["count"] for name, a in results["anomalies"].items()}
-    print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_FILE}")
-    valid = results["valid"]
+    found: dict[Path, Path] = {}
+    for path in paths:
+        if path.is_file():
+            found.setdefault(path.resolve(), path)
+        elif (path / HISTORY_FILE).is_file():
+            found.setdefault((path / HISTORY_FILE).resolve(), path / HISTORY_FILE)
+        elif path.is_dir():
+            under = []
+            for root, dirs, files in os.walk(path):  # does not follow symlinks such as `latest`
+                dirs.sort()
+                if HISTORY_FILE in files:
+                    under.append(Path(root) / HISTORY_FILE)
+                    dirs.clear()  # a run's own folders (logs, the Parquet copy) hold no run
+            if not under:
+                raise BadPath(f"{path}: no {HISTORY_FILE} in it or under it")
+            for history in under:
+                found.setdefault(history.resolve(), history)
+        else:
+            raise BadPath(f"{path}: no such history file or directory")
+    return list(found.values())
+
+
+def exit_code(valid: object) -> int:
     if valid is True:
         return EXIT_VALID
     if valid is False:
         return EXIT_INVALID
     return EXIT_UNKNOWN
+
+
+def worst(codes: list[int]) -> int:
+    """The exit code of several histories (WORST_FIRST); valid for none."""
+    return min(codes, key=WORST_FIRST.index, default=EXIT_VALID)
+
+
+def run_check(args: argparse.Namespace) -> int:
+    # Imported here so that `ordeal --help` does not load Spark.
+    from checkers.check import RESULTS_FILE, check_history, results_dir
+    from checkers.history import HistoryError
+    from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand, SparkUnavailable
+
+    def fail(line: str) -> int:
+        print(f"ordeal check: {line}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+    master = args.spark_master or os.environ.get(SPARK_MASTER_ENV) or None
+    if master is not None and not SPARK_MASTER.fullmatch(master):
+        return fail(f"Spark master {master!r}: not a master URL (local[*], local[N], spark://HOST:PORT, "
+                    "yarn, k8s://..., mesos://...)")
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        return fail(f"--out {args.out}: exists and is not a directory")
+    try:
+        histories = find_histories(args.paths)
+    except BadPath as exc:
+        return fail(str(exc))
+    if args.out is not None and len(histories) > 1:
+        return fail(f"--out takes one history; {len(args.paths)} PATHs name {len(histories)}")
+    written: dict[Path, Path] = {}
+    for history in histories:
+        target = (results_dir(history, args.out) / RESULTS_FILE).resolve()
+        if target in written:
+            return fail(f"{written[target]} and {history} would both write {target}: check them one at a time "
+                        "with --out")
+        written[target] = history
+
+    several = len(histories) > 1
+    codes: list[int] = []
+    small = all(h.stat().st_size < SMALL_INPUT_BYTES for h in histories)
+    spark = SessionOnDemand(master, lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True),
+                            small=small)
+    for n, history in enumerate(histories, 1):
+        label = f"[{n}/{len(histories)}] {history}: " if several else ""
+
+        def say(line: str, label: str = label) -> None:
+            print(f"ordeal check: {label}{line}", file=sys.stderr, flush=True)
+
+        try:
+            results = check_history(history, out_dir=args.out, idempotent=args.idempotent, spark=spark, progress=say)
+        except SparkUnavailable as exc:  # no other history can be checked either
+            fail(str(exc))
+            codes.append(EXIT_BAD_INPUT)
+            break
+        except HistoryError as exc:
+            fail(str(exc))
+            codes.append(EXIT_BAD_INPUT)
+            if several:
+                print(f"bad input: see above  -> {history}", flush=True)
+            continue
+        for warning in results["warnings"]:
+            say(f"warning: {warning}")
+        out = results_dir(history, args.out)
+        if args.report:
+            _report(out, say)
+        summary = {name: a["count"] for name, a in results["anomalies"].items()}
+        print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_FILE}",
+              flush=True)
+        codes.append(exit_code(results["valid"]))
+    if several:
+        tally = {name: codes.count(code) for name, code in
+                 (("valid", EXIT_VALID), ("invalid", EXIT_INVALID), ("unknown", EXIT_UNKNOWN),
+                  ("bad input", EXIT_BAD_INPUT))}
+        print(f"total: {len(histories)} histories: " + ", ".join(f"{k} {v}" for k, v in tally.items() if v)
+              + ("" if len(codes) == len(histories) else f", not checked {len(histories) - len(codes)}"))
+    return worst(codes + ([EXIT_BAD_INPUT] if len(codes) < len(histories) else []))
+
+
+def _report(out: Path, say) -> None:
+    """report.html and junit.xml of a checked history; a failure is a warning, the verdict stands."""
+    from reports.report import write_report
+    from reports.run_files import RunDirError
+
+    try:
+        say(f"report: {write_report(out)}")
+    except (RunDirError, OSError) as exc:
+        say(f"warning: no report: {exc}")

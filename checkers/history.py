@@ -27,15 +27,16 @@ from pyspark.sql import DataFrame, SparkSession
 from checkers.ingest import BadLine, Chunk, Flat, chunks, flatten, parse
 from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
 from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
-from checkers.txn_schema import MOP_COLUMNS, MOPS, TXN_COLUMNS, TXNS
+from checkers.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
 _MARKER = "_ordeal_source.json"
 # 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
 # no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail);
-# 9: format 2 (txn ops: the mops and txns tables, records of poll micro-ops, isolation).
-_CACHE_FORMAT = 9
+# 9: an assign's partitions and seek, and the records counted by f;
+# 10: format 2 (txn ops: the mops and txns tables, records of poll micro-ops, isolation, micro-ops counted).
+_CACHE_FORMAT = 10
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])
@@ -46,8 +47,8 @@ _SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _B
             _MOPS: MOPS, _TXNS: TXNS}
 # Dictionary encoding pays for the few-valued text columns only (names, not ids or hashes);
 # statistics only for the columns Spark's filters skip row groups by.
-_WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status", "mf",
-                                     "isolation"],
+_WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status", "seek",
+                                     "mf", "isolation"],
                       write_statistics=["f", "type", "index"])
 
 
@@ -67,29 +68,75 @@ class Tables:
     blocks: one row per block of an ok deliver (BLOCK_COLUMNS);
     mops: one row per micro-op of a txn completion (format 2, MOP_COLUMNS);
     txns: one row per txn completion, with its invoke's index and time (TXN_COLUMNS).
+    mops and txns are None for a history without txn ops (format 1), so that its check
+    plans nothing for them (checkers.kafka runs the txn checks only where they are).
     """
 
     ops: DataFrame
     sends: DataFrame
     records: DataFrame
     blocks: DataFrame
-    mops: DataFrame
-    txns: DataFrame
+    mops: DataFrame | None = None
+    txns: DataFrame | None = None
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What a history holds, counted while it was read: known without Spark."""
+
+    by_f: dict[str, dict[str, int]]  # ops by f and type
+    records: dict[str, int] = field(default_factory=dict)  # records of ok polls and final reads, by f
+    # format 2: micro-ops of txn completions by name and their txn's type (the records of
+    # poll micro-ops, whatever their txn's end, are counted in `records` as polls' are)
+    mops: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def has(self, *fs: str) -> bool:
+        """Whether any op of these fs is in the history."""
+        return any(f in self.by_f for f in fs)
+
+    def ok(self, f: str) -> int:
+        """How many ops of `f` completed ok."""
+        return self.by_f.get(f, {}).get("ok", 0)
+
+    def ok_mops(self, mf: str) -> int:
+        """How many micro-ops named `mf` belong to txns that completed ok (committed)."""
+        return self.mops.get(mf, {}).get("ok", 0)
+
+    @property
+    def ops(self) -> int:
+        return sum(n for types in self.by_f.values() for n in types.values())
 
 
 @dataclass(frozen=True)
 class History:
-    """A validated history: its tables, where they come from, and what was skipped."""
+    """A validated history: where it comes from, its Parquet copy, what it holds and what
+    was skipped. Its tables are read from the copy by `tables`, once Spark is wanted."""
 
-    tables: Tables
     source: Path
     parquet: Path
     warnings: tuple[str, ...]
-    by_f: dict[str, dict[str, int]]  # op counts by f and type
+    counts: Counts
 
     @property
     def op_count(self) -> int:
-        return sum(n for types in self.by_f.values() for n in types.values())
+        return self.counts.ops
+
+    def tables(self, spark: SparkSession) -> Tables:
+        """The tables of the Parquet copy, read with their known schemas (inferring them would
+        cost a Spark job per table)."""
+
+        def part(name: str, columns: tuple[str, ...]) -> DataFrame:
+            schema = spark_schema(_SCHEMAS[name])
+            path = self.parquet.resolve() / name  # Spark's JVM may not share this process's working directory
+            if not path.is_dir():  # no row of that kind was written
+                return spark.createDataFrame([], schema).select(*columns)
+            return spark.read.schema(schema).parquet(str(path)).select(*columns)
+
+        txns = self.counts.has(TXN)
+        return Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
+                      records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS),
+                      mops=part(_MOPS, MOP_COLUMNS) if txns else None,
+                      txns=part(_TXNS, TXN_COLUMNS) if txns else None)
 
 
 def history_file(path: Path) -> Path:
@@ -101,12 +148,11 @@ def history_file(path: Path) -> Path:
     return path
 
 
-def load_history(spark: SparkSession | Callable[[], SparkSession], source: Path, parquet: Path,
-                 progress: Callable[[str], None] | None = None) -> History:
+def load_history(source: Path, parquet: Path, progress: Callable[[str], None] | None = None) -> History:
     """The validated history of `source`, converting it to `parquet` unless a fresh copy exists.
 
-    `spark` may be a function that starts the session: it is called once the history has
-    been read and found valid, so that bad input is told without starting Spark.
+    Spark is not needed for this: bad input is told, and a history that needs no check
+    is answered, without starting it.
 
     `progress` hears which of the two happens: converting a large history is most of a
     first check, and a user waiting on it should know that a re-check will not pay it.
@@ -117,24 +163,14 @@ def load_history(spark: SparkSession | Callable[[], SparkSession], source: Path,
     if marker is None or marker.get("stamp") != stamp:
         say(f"reading {source} ({stamp['size'] / 2**20:.1f} MiB) into {parquet}; re-checks reuse that copy")
         read = _convert(source, parquet)
-        warnings, by_f = read.warnings, read.by_f
-        (parquet / _MARKER).write_text(json.dumps({"stamp": stamp, "warnings": warnings, "by_f": by_f}))
+        marker = {"stamp": stamp, "warnings": read.warnings, "by_f": read.by_f, "records_by_f": read.records_by_f,
+                  "mops_by_f": read.mops_by_f}
+        (parquet / _MARKER).write_text(json.dumps(marker))
     else:
         say(f"reusing {parquet}, converted from {source} before")
-        warnings, by_f = marker.get("warnings", []), marker.get("by_f", {})
-
-    if not isinstance(spark, SparkSession):
-        spark = spark()
-
-    def part(name: str, columns: tuple[str, ...]) -> DataFrame:
-        if not (parquet / name).is_dir():  # no row of that kind was written
-            return spark.createDataFrame([], spark_schema(_SCHEMAS[name])).select(*columns)
-        return spark.read.parquet(str(parquet / name)).select(*columns)
-
-    tables = Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
-                    records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS),
-                    mops=part(_MOPS, MOP_COLUMNS), txns=part(_TXNS, TXN_COLUMNS))
-    return History(tables=tables, source=source, parquet=parquet, warnings=tuple(warnings), by_f=by_f)
+    return History(source=source, parquet=parquet, warnings=tuple(marker.get("warnings", [])),
+                   counts=Counts(by_f=marker.get("by_f", {}), records=marker.get("records_by_f", {}),
+                                 mops=marker.get("mops_by_f", {})))
 
 
 def _stamp(source: Path) -> dict[str, int | str]:
@@ -158,9 +194,11 @@ def tables_of(spark: SparkSession, flat: Flat) -> Tables:
         return df.select(*columns)
 
     sends, txns = Pairing().pair(flat.ops)
+    has_txns = bool(pc.any(pc.equal(flat.ops["f"], TXN)).as_py())
     return Tables(ops=frame(_kept(flat.ops), OP_COLUMNS), sends=frame(sends, SEND_COLUMNS),
                   records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS),
-                  mops=frame(flat.mops, MOP_COLUMNS), txns=frame(txns, TXN_COLUMNS))
+                  mops=frame(flat.mops, MOP_COLUMNS) if has_txns else None,
+                  txns=frame(txns, TXN_COLUMNS) if has_txns else None)
 
 
 def _kept(ops: pa.Table) -> pa.Table:
@@ -175,6 +213,8 @@ class Read:
 
     warnings: list[str] = field(default_factory=list)
     by_f: dict[str, dict[str, int]] = field(default_factory=dict)  # op counts by f and type
+    records_by_f: dict[str, int] = field(default_factory=dict)  # records of ok polls and final reads, by f
+    mops_by_f: dict[str, dict[str, int]] = field(default_factory=dict)  # txns' micro-ops by name and txn type
 
 
 def _flat(chunk: Chunk) -> Flat:
@@ -224,6 +264,11 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
                 read.warnings += [f"{source}: line {n}: skipped a torn last line" for n in flat.skipped]
                 for row in flat.ops.group_by(["f", "type"]).aggregate([([], "count_all")]).to_pylist():
                     by_type = read.by_f.setdefault(row["f"], {})
+                    by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
+                for row in flat.records.group_by(["f"]).aggregate([([], "count_all")]).to_pylist():
+                    read.records_by_f[row["f"]] = read.records_by_f.get(row["f"], 0) + row["count_all"]
+                for row in flat.mops.group_by(["mf", "type"]).aggregate([([], "count_all")]).to_pylist():
+                    by_type = read.mops_by_f.setdefault(row["mf"], {})
                     by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
                 sends, txns = pairing.pair(flat.ops)
                 write({_OPS: _kept(flat.ops), _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: sends,

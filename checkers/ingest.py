@@ -6,14 +6,15 @@ of whole lines, so memory holds one chunk, never the history; the checks stay Sp
 transforms over the Parquet copy this feeds (checkers.history).
 
 A chunk's lines go to Arrow's reader all at once, but for the few it cannot take as
-they are: nemesis ops (free-form values, and a name for a process) are set aside
-first, and when the reader still refuses the chunk (a torn or malformed line, a field
+they are: nemesis ops (free-form values, and a name for a process) and assigns (their
+partitions are [topic, partition] pairs, lists of mixed types) are set aside first, and
+when the reader still refuses the chunk (a torn or malformed line, a field
 of another JSON type) every line of it is read with the json module instead. Both
 ways give the same rows. Format 2's txn lines are set aside too and read by
 checkers.txn_ingest (Arrow, or the json module when Arrow refuses them); their micro-ops
-become the mops table and their polls' records join the records table. A field the checks read (schema.READ_FIELDS, and the op's
-time) whose JSON type does not fit the schema is never read as null: Arrow refuses such
-a line, and the json-module path marks it (`mistyped`); the history is then refused
+become the mops table and their polls' records join the records table. A field the
+checks read (schema.READ_FIELDS, and the op's time) whose JSON type does not fit the
+schema is never read as null: Arrow refuses such a line, and the json-module path marks it (`mistyped`); the history is then refused
 (HistoryError naming the first such line and how many there are), for a null in its
 place could hide a loss. Other fields of another type (nemesis values are free-form)
 are read as null.
@@ -30,6 +31,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +47,8 @@ from checkers.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, REA
                              TYPES, VALUE)
 from checkers.txn_schema import MOP_LIST, MOPS, TXN
 
+ASSIGN = "assign"
+
 CHUNK_BYTES = 32 * 2**20
 # Arrow parses a chunk in blocks on several threads; a block must hold whole lines.
 _BLOCK_BYTES = 4 * 2**20
@@ -52,7 +56,9 @@ _BLOCK_BYTES = 4 * 2**20
 # one longer than a block.
 _LONG_LINE = _BLOCK_BYTES // 64
 _NOT_AN_OP = "not a JSON op with index, process, type and f"
-_NEMESIS_MARK = json.dumps(NEMESIS).encode()
+# The lines read with the json module hold one of these (as JSON strings: the process
+# "nemesis", the f "assign"); a line that holds one by chance is read the same way.
+_ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in (NEMESIS, ASSIGN)))
 _INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
 
 
@@ -129,8 +135,8 @@ def parse(chunk: Chunk) -> pa.Table:
     and so are chunks of long lines (final reads and delivers of whole logs): Arrow would
     refuse a line longer than its block only after parsing much of the chunk.
     """
-    if (chunk.data.find(_NEMESIS_MARK) < 0 and chunk.data.find(txn_ingest.MARK) < 0
-            and len(chunk.data) <= chunk.lines * _LONG_LINE):
+    marks = [m.start() for m in _ASIDE.finditer(chunk.data)]
+    if not marks and chunk.data.find(txn_ingest.MARK) < 0 and len(chunk.data) <= chunk.lines * _LONG_LINE:
         table = _arrow_whole(chunk)
         if table is not None:
             return table
@@ -141,10 +147,10 @@ def parse(chunk: Chunk) -> pa.Table:
     starts = np.concatenate(([0], ends[:-1] + 1))
     filled = ends > starts
     aside = np.zeros(len(starts), dtype=bool)
-    _mark(chunk.data, _NEMESIS_MARK, ends, aside)
+    aside[np.searchsorted(ends, np.array(marks, dtype=np.int64))] = True
     txns = np.zeros(len(starts), dtype=bool)
     _mark(chunk.data, txn_ingest.MARK, ends, txns)
-    txns &= ~aside
+    txns &= ~aside  # read with the json module, which takes txn lines too
     numbers = chunk.first_line + np.arange(len(starts), dtype=np.int64)
     plain = ~aside & ~txns
     table = _arrow_read(chunk.data, starts, ends, plain, filled & plain, numbers)
@@ -244,9 +250,15 @@ def _read_json(text: bytes, block_size: int) -> pa.Table | None:
 
 
 def _numbered(table: pa.Table, numbers: np.ndarray) -> pa.Table:
-    """Arrow's rows with the process as text, numbered with their lines."""
+    """Arrow's rows with the process as text and the value's full shape (VALUE: the fields
+    Arrow did not read are null), numbered with their lines."""
     table = table.set_column(table.schema.get_field_index("process"), "process",
                              pc.cast(table["process"], pa.string()))
+    value = table["value"].combine_chunks()
+    children = [value.field(f.name) if value.type.get_field_index(f.name) >= 0 else pa.nulls(len(value), f.type)
+                for f in VALUE]
+    full = pa.StructArray.from_arrays(children, fields=list(VALUE), mask=value.is_null())
+    table = table.set_column(table.schema.get_field_index("value"), "value", full)
     table = table.append_column("mistyped", pa.nulls(table.num_rows, pa.string()))
     table = table.append_column("mops", pa.nulls(table.num_rows, MOP_LIST))
     return table.add_column(0, "line", pa.array(numbers, pa.int64())).combine_chunks()
@@ -271,7 +283,7 @@ def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.nda
             process = raw.get("process")
             if isinstance(process, int) and not isinstance(process, bool):
                 raw["process"] = str(process)  # Jepsen's processes are integers: text, as Arrow's rows have it
-            row = conform(raw, OP)
+            row = conform(_as_held(raw), OP)
             row["mistyped"] = mistyped(raw)
             if raw.get("f") == TXN:
                 row["mops"] = conform(txn_ingest.mop_pairs(raw.get("value")), MOP_LIST)
@@ -302,6 +314,30 @@ def conform(raw: Any, kind: pa.DataType | pa.Schema) -> Any:
     return raw if low <= raw <= high else None
 
 
+def _as_held(raw: dict[str, Any]) -> dict[str, Any]:
+    """An assign's [topic, partition] pairs as the structs the tables hold (schema.ASSIGNED);
+    anything else in their place is left as it is (`mistyped` names it)."""
+    value = raw.get("value")
+    if raw.get("f") != ASSIGN or not isinstance(value, dict) or not isinstance(value.get("partitions"), list):
+        return raw
+    held = [{"topic": p[0], "partition": p[1]} if isinstance(p, list) and len(p) == 2 else p
+            for p in value["partitions"]]
+    return {**raw, "value": {**value, "partitions": held}}
+
+
+def _pair_misfit(raw: Any, path: str) -> str | None:
+    """Why an assign's `partitions` is not a list of [topic, partition] pairs, or None."""
+    if raw is None:
+        return None
+    if not isinstance(raw, list):
+        return f"{path} is {_shown(raw)}, not a list"
+    for i, pair in enumerate(raw):
+        if (not isinstance(pair, list) or len(pair) != 2 or not isinstance(pair[0], str)
+                or conform(pair[1], pa.int32()) is None):
+            return f"{path}[{i}] is {_shown(pair)}, not a [topic, partition] pair"
+    return None
+
+
 _VALUE_FIELDS = {f.name: f.type for f in VALUE}
 _OP_FIELDS = {f.name: f.type for f in OP}
 
@@ -327,7 +363,10 @@ def mistyped(raw: dict[str, Any]) -> str | None:
     if not isinstance(value, dict):
         return f"value is {_shown(value)}, not an object"
     for name in names:
-        why = _misfit(value.get(name), _VALUE_FIELDS[name], f"value.{name}")
+        if f == ASSIGN and name == "partitions":
+            why = _pair_misfit(value.get(name), f"value.{name}")
+        else:
+            why = _misfit(value.get(name), _VALUE_FIELDS[name], f"value.{name}")
         if why:
             return why
     return None

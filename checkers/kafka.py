@@ -4,6 +4,13 @@ Jepsen's rules for indeterminacy: an `info` send (or an invoke left without
 completion) may or may not have happened, so it is never lost and never aborted; a
 `fail` send must never be read.
 
+Consumer positions are judged per consumer and partition (poll_sequences): only an
+assign that drops a partition or seeks it resets that partition's position. Where a
+partition has no ok final read, lost-write (if sends there were acknowledged) and
+poll-skip (if it was polled) are not judged, and say so. A txn's poll micro-ops (format
+2) are polls here: their records are in the records table under the txn's index, so a
+consumer's positions run through txns and plain polls alike.
+
 Cost: the big inputs (acks, polled and final records) go through hash aggregations
 with min/max/count only, which Spark combines map-side before it shuffles; those
 summaries name the few keys that may hold an anomaly, and only the rows under those
@@ -18,7 +25,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
-from checkers.history import Tables
+from checkers.checker import Checker, Findings, not_judged_rows, padded, shared, stat_row
+from checkers.history import Counts, Tables
 
 TP = ["topic", "partition"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
@@ -99,18 +107,16 @@ def cells(seen: DataFrame, offsets: DataFrame) -> DataFrame:
     """Distinct (topic, partition, offset, value) observations, and which sources saw each.
 
     Where one value and nothing else was seen at an offset (`offset_summary`: nearly
-    everywhere) its cell is that offset's row; the observations at the other offsets are
-    aggregated again. Whether there are any is asked first (of the summary's rows), so
-    that a history without them is not read twice.
+    everywhere) its cell is that offset's row; the observations at the other offsets
+    (a key part missing counts as one: null-safe equality) are aggregated again. Asking
+    first whether there are any would cost a Spark job per check; instead, where there
+    are none, adaptive execution drops the join on an empty broadcast side without
+    reading the observations again (and a small history is cheap to read twice).
     """
     plain = _flags(offsets.filter(F.col("single")).select(*TP, "offset", F.col("low").alias("value"), "sources"))
-    odd = offsets.filter(~F.col("single"))
-    if odd.isEmpty():
-        return plain
-    keys = odd.filter(F.col("topic").isNotNull() & F.col("partition").isNotNull() & F.col("offset").isNotNull())
-    lacking = F.col("topic").isNull() | F.col("partition").isNull() | F.col("offset").isNull()
-    rows = seen.join(F.broadcast(keys.select(*TP, "offset", F.lit(True).alias("odd"))), [*TP, "offset"], "left")
-    again = (rows.filter(F.col("odd").isNotNull() | lacking)
+    keys = F.broadcast(offsets.filter(~F.col("single")).select(*(F.col(c).alias(f"odd_{c}") for c in (*TP, "offset"))))
+    same = [F.col(c).eqNullSafe(F.col(f"odd_{c}")) for c in (*TP, "offset")]
+    again = (seen.join(keys, same[0] & same[1] & same[2], "left_semi")
              .groupBy(*TP, "offset", "value").agg(F.bit_or("source").alias("sources")))
     return plain.unionByName(_flags(again))
 
@@ -259,15 +265,57 @@ def poll_runs(polls: DataFrame) -> DataFrame:
                         & (F.col("low_shift") == F.col("high_shift"))))
 
 
+def assign_invokes(ops: DataFrame) -> DataFrame:
+    """Every assign's invoke (it may take effect any time after): consumer, index, seek, and
+    the partitions it names (null when it names none that could be read)."""
+    return (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
+            .select("consumer", "index", "seek", "partitions"))
+
+
+def kept_positions(assigns: DataFrame) -> DataFrame:
+    """(consumer, topic, partition, index) for each partition an assign keeps: it names the
+    partition and does not seek (`seek` null). The consumer then goes on from where it was
+    in that partition, as the kafka-log workload's does (workloads.kafka_log)."""
+    return (assigns.filter(F.col("seek").isNull() & F.col("partitions").isNotNull())
+            .select("consumer", "index", F.explode("partitions").alias("tp"))
+            .select("consumer", F.col("tp.topic").alias("topic"), F.col("tp.partition").alias("partition"), "index")
+            .distinct())
+
+
+def _between(events: DataFrame, spans: DataFrame, by: list[str]) -> DataFrame:
+    """Per span of `spans` (its columns: `by`, others, prev_index and index): how many
+    `events` (`by`, index) of the same `by` lie strictly between prev_index and index.
+
+    One sort of the events with the span ends, per `by`, and a running count: n log n.
+    (Indices are unique: an event never sits at a span's end.)"""
+    extra = [c for c in spans.columns if c not in by]
+    marks = events.select(*by, F.col("index").alias("at"), F.lit(0).alias("kind"),
+                          *(F.lit(None).cast(spans.schema[c].dataType).alias(c) for c in extra), F.lit(0).alias("sign"))
+    low = spans.select(*by, F.col("prev_index").alias("at"), F.lit(1).alias("kind"), *extra, F.lit(-1).alias("sign"))
+    high = spans.select(*by, F.col("index").alias("at"), F.lit(1).alias("kind"), *extra, F.lit(1).alias("sign"))
+    before = Window.partitionBy(*by).orderBy("at", "kind").rowsBetween(Window.unboundedPreceding, 0)
+    return (marks.unionByName(low).unionByName(high)
+            .withColumn("below", F.sum((F.col("kind") == 0).cast("long")).over(before))
+            .filter(F.col("kind") == 1)
+            .groupBy(*spans.columns).agg(F.sum(F.col("below") * F.col("sign")).alias("n")))
+
+
 def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFrame:
     """Each polled record that does not follow its consumer's previous record of the same
     partition by one offset, beside that previous record (prev_offset, prev_index).
 
     Between polls, a poll's first record follows the previous poll's last one; within a
     poll only the polls whose records do not run by one (few) are looked at record by
-    record. A consumer's assign (its invoke: it may take effect any time after) starts a
-    new epoch, and records are only compared within an epoch: a pair that breaks the
-    sequence is dropped when an assign of its consumer lies between the two.
+    record. Positions are judged per consumer and partition: an assign of the consumer
+    (its invoke: it may take effect any time after) resets the partitions it drops or
+    seeks, and a pair that breaks the sequence across such an assign is dropped. An
+    assign that keeps a partition without seeking (`kept_positions`) leaves its position
+    as it was: a later skip or rewind there is judged as if it were not there.
+
+    Whether an assign between two polls resets a partition is told by counting, per
+    pair of polls: the consumer's assigns between them, and those that keep the
+    partition; fewer kept than made means one reset it. Only pairs that break the
+    sequence (few) are counted, against the assigns (few).
     """
     by_poll = Window.partitionBy("consumer", *TP).orderBy("index")
     between = (runs.select("consumer", *TP, F.col("first_offset").alias("offset"), "index",
@@ -279,20 +327,18 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
                           F.lag("offset").over(in_poll).alias("prev_offset"),
                           F.lag("index").over(in_poll).alias("prev_index"))
     pairs = (between.unionByName(within).filter(F.col("offset") != F.col("prev_offset") + 1))
-    assigns = (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
-               .select("consumer", "index", F.lit(0).alias("kind")))
-    marks = pairs.select("consumer", "index", F.lit(1).alias("kind"), F.struct(*pairs.columns).alias("pair"))
-    in_order = Window.partitionBy("consumer").orderBy("index", "kind").rowsBetween(Window.unboundedPreceding, 0)
-    last_assign = F.max(F.when(F.col("kind") == 0, F.col("index"))).over(in_order)
-    return (assigns.unionByName(marks, allowMissingColumns=True)
-            .withColumn("last_assign", last_assign)
-            .filter((F.col("kind") == 1)
-                    & (F.col("last_assign").isNull() | (F.col("last_assign") < F.col("pair.prev_index"))))
-            .select("pair.*"))
+    span = ["consumer", *TP, "prev_index", "index"]
+    spans = pairs.filter(F.col("prev_index") < F.col("index")).select(*span).distinct()
+    assigns = assign_invokes(ops)
+    made = _between(assigns.select("consumer", "index"), spans, ["consumer"])
+    kept = _between(kept_positions(assigns), spans, ["consumer", *TP]).withColumnRenamed("n", "kept")
+    reset = made.join(kept, span, "left").filter(F.coalesce(F.col("kept"), F.lit(0)) < F.col("n"))
+    return pairs.join(reset.select(*span), span, "left_anti")
 
 
 def nonmonotonic_polls(sequences: DataFrame) -> DataFrame:
-    """A consumer's next record of a partition is not after its last one, with no assign between."""
+    """A consumer's next record of a partition is not after its last one, with no assign
+    between that dropped or sought that partition."""
     bad = sequences.filter(F.col("offset") <= F.col("prev_offset"))
     return anomaly_rows(bad, "nonmonotonic-poll", F.array("prev_index", "index"),
                         F.struct("consumer", "topic", "partition", "prev_offset", "offset"))
@@ -359,25 +405,35 @@ def indeterminate_seen(sends: DataFrame, values: DataFrame) -> DataFrame:
                   ["topic", "value"])
 
 
-def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """(anomaly rows of every Kafka checker, partitions whose losses cannot be judged, info sends seen).
+def unread_polled_partitions(runs: DataFrame, drained: DataFrame) -> DataFrame:
+    """Partitions polled but without an ok final read: skips there cannot be counted (poll-skip
+    counts the offsets the final read holds)."""
+    return runs.select(*TP).distinct().join(drained, TP, "left_anti")
+
+
+def kafka_findings(tables: Tables) -> Findings:
+    """Anomaly rows of every Kafka checker, the partitions where lost-write or poll-skip cannot
+    be judged, and how many info sends were seen after all. With txns (format 2) the txn
+    checks (checkers.txn) too: transactions are Kafka's, and so are their lost writes and
+    aborted reads.
 
     The summaries several checkers share are persisted: the caller clears the cache.
     """
     ops = tables.ops
     sends = send_completions(tables.sends)
-    # Acks are sorted for two checkers keyed on their partition: move them once.
+    # Acks are sorted for two checkers keyed on their partition: move them once (in one
+    # partition, as a small history's tables are, they need no moving).
     n = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
-    acked = acks(sends).repartition(n, *TP)
+    acked = acks(sends).repartition(n, *TP) if n > 1 else acks(sends)
     polls = poll_records(tables.records)
     finals = final_records(tables.records)
     drained = final_partitions(ops)
     seen = observations(acked, polls, finals)
-    offsets = offset_summary(seen).persist()
-    values = value_summary(cells(seen, offsets), sends).persist()
-    runs = poll_runs(polls).persist()
+    offsets = shared(offset_summary(seen))
+    values = shared(value_summary(cells(seen, offsets), sends))
+    runs = shared(poll_runs(polls))
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
-    sequences = poll_sequences(ops, polls, runs).persist()
+    sequences = shared(poll_sequences(ops, polls, runs))
     found = [
         lost_writes(acked, finals, drained, values),
         inconsistent_offsets(seen, offsets),
@@ -392,4 +448,33 @@ def kafka_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
     rows = found[0]
     for more in found[1:]:
         rows = rows.unionByName(more)
-    return rows, undrained_partitions(acks(sends), drained), indeterminate_seen(sends, values)
+    # Sends answered ok name their partition even where no offset came back (acks=0).
+    sent = sends.filter((F.col("type") == "ok") & F.col("partition").isNotNull())
+    undrained = undrained_partitions(sent, drained)
+    if tables.mops is not None and tables.txns is not None:
+        from checkers.txn import txn_anomalies  # checkers.txn builds on this module
+
+        # The txn checks read this checker's rows (int_poll_orders): computed once.
+        rows = shared(rows)
+        txn_rows, txn_undrained = txn_anomalies(tables, rows)
+        rows, undrained = rows.unionByName(txn_rows), undrained.unionByName(txn_undrained).distinct()
+    where = F.concat_ws("/", "topic", "partition")
+    order = F.concat_ws("/", "topic", padded(F.col("partition")))
+    return Findings(
+        rows=rows,
+        not_judged=[
+            not_judged_rows(undrained, "lost-write",
+                            F.concat(F.lit("no final read of "), where, F.lit(" which had acknowledged sends")), order),
+            not_judged_rows(unread_polled_partitions(runs, drained), "poll-skip",
+                            F.concat(F.lit("no final read of "), where, F.lit(" which was polled")), order)],
+        stats=[stat_row(indeterminate_seen(sends, values), "info_sends_seen", F.count(F.lit(1)))])
+
+
+def _proves(counts: Counts) -> bool:
+    """An ok send, a committed txn's send, records polled (by a poll or a txn's poll micro-op:
+    the checks read them whatever the txn's end) or an ok final read."""
+    return bool(counts.ok("send") or counts.ok_mops("send") or counts.records.get("poll")
+                or counts.ok("final-read"))
+
+
+CHECKER = Checker(name="kafka", reads=_proves, proves=_proves, find=kafka_findings)

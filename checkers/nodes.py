@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
+from checkers.checker import Checker, Findings
 from checkers.history import Tables
 from checkers.schema import NEMESIS
 
@@ -23,6 +24,13 @@ def node_crashes(ops: DataFrame) -> DataFrame:
                         F.struct("node", "role", "exit_code", "oom_killed", "log_tail"))
 
 
-def node_anomalies(tables: Tables) -> DataFrame:
+def node_findings(tables: Tables) -> Findings:
     """Anomaly rows of every node checker."""
-    return node_crashes(tables.ops)
+    return Findings(rows=node_crashes(tables.ops))
+
+
+# Only a history that records crashes is judged: one from a harness that watched for none
+# says nothing about its nodes. Crashes show what the nodes did, not what the clients
+# saw: they prove nothing about the data (an invalid verdict needs no such proof).
+CHECKER = Checker(name="nodes", reads=lambda counts: counts.has(CRASH), proves=lambda counts: False,
+                  find=node_findings)

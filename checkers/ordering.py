@@ -28,7 +28,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
-from checkers.history import Tables
+from checkers.checker import Checker, Findings, not_judged_rows, shared
+from checkers.history import Counts, Tables
 from checkers.schema import NEMESIS
 
 CHAIN = ["channel", "osn"]
@@ -241,20 +242,34 @@ def unfinished_osns(ops: DataFrame, height: DataFrame) -> DataFrame:
     return named.join(height.select(*CHAIN), CHAIN, "left_anti")
 
 
-def ordering_anomalies(tables: Tables) -> tuple[DataFrame, DataFrame, DataFrame]:
-    """(anomaly rows of every ordering checker, channels where lost-tx cannot be judged,
-    (channel, osn) where lagging-osn cannot be judged).
+def ordering_findings(tables: Tables) -> Findings:
+    """Anomaly rows of every ordering checker, the channels where lost-tx cannot be judged and
+    the (channel, osn) where lagging-osn cannot.
 
     The chain and the tx summary, which several checkers share, are persisted: the caller clears the cache.
     """
-    chain = delivered_blocks(tables.blocks).persist()
+    chain = shared(delivered_blocks(tables.blocks))
     txs = chain_txs(chain)
-    height = heights(final_delivers(tables.ops), chain).persist()
+    height = shared(heights(final_delivers(tables.ops), chain))
     broadcasts = successful_broadcasts(tables.ops)
-    summary = tx_summary(chain, broadcasts).persist()
+    summary = shared(tx_summary(chain, broadcasts))
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height))
             .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
             .unionByName(lagging_osns(height)))
-    return rows, undelivered_channels(broadcasts, height), unfinished_osns(tables.ops, height)
+    return Findings(rows=rows, not_judged=[
+        not_judged_rows(undelivered_channels(broadcasts, height), "lost-tx",
+                        F.concat(F.lit("no final deliver of channel "), F.col("channel"),
+                                 F.lit(" which had SUCCESS broadcasts")), F.col("channel")),
+        not_judged_rows(unfinished_osns(tables.ops, height), "lagging-osn",
+                        F.concat(F.lit("no final deliver of channel "), F.col("channel"), F.lit(" from "), F.col("osn")),
+                        F.concat_ws("/", "channel", "osn"))])
+
+
+def _proves(counts: Counts) -> bool:
+    return bool(counts.ok("broadcast") or counts.ok("deliver"))
+
+
+CHECKER = Checker(name="ordering", reads=_proves, proves=_proves,
+                  find=ordering_findings)

@@ -5,9 +5,12 @@ the Parquet copy holds, each declared once, in Arrow; Spark's are derived from t
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
 not clash; where a field's JSON type does not fit (nemesis values are free-form) the
 field is read as null. Only the fields the checkers read are parsed: the others (key,
-partitions, seek, high_watermark, from, last_offset, the op's own node, error) are
-allowed and skipped. Of nemesis values only the `crash` op's are read (node, role,
-exit_code, oom_killed, log_tail: harness.crash_watch), for the node-crash anomaly.
+high_watermark, from, last_offset, the op's own node, error) are allowed and skipped.
+An assign's `partitions` are [topic, partition] pairs, which Arrow's reader cannot take
+(a list of mixed types): checkers.ingest reads assign lines with the json module and
+holds each pair as a struct (ASSIGNED); CLIENT_OP, what Arrow parses, leaves them out.
+Of nemesis values only the `crash` op's are read (node, role, exit_code, oom_killed,
+log_tail: harness.crash_watch), for the node-crash anomaly.
 
 Optional block fields this checker understands beyond the contract: `data`, a list of
 hex-encoded marshalled envelopes; when present, data_hash and the header hash are
@@ -24,6 +27,12 @@ RECORD = pa.struct([
     ("partition", pa.int32()),
     ("offset", pa.int64()),
     ("value", pa.int64()),
+])
+
+# One [topic, partition] pair of an assign, as held.
+ASSIGNED = pa.struct([
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
 ])
 
 BLOCK = pa.struct([
@@ -43,6 +52,8 @@ VALUE = pa.struct([
     ("offset", pa.int64()),
     # assign, poll
     ("consumer", pa.string()),
+    ("partitions", pa.list_(ASSIGNED)),
+    ("seek", pa.string()),
     ("records", pa.list_(RECORD)),
     # broadcast, deliver
     ("channel", pa.string()),
@@ -70,11 +81,14 @@ OP = pa.schema([
     ("f", pa.string()),
     ("value", VALUE),
 ])
-# What Arrow's reader parses a line of a client process as.
-CLIENT_OP = OP.set(OP.get_field_index("process"), pa.field("process", pa.int64()))
+# What Arrow's reader parses a line of a client process as (no assign's pairs: see above).
+_ARROW_VALUE = pa.struct([f for f in VALUE if f.name != "partitions"])
+CLIENT_OP = pa.schema([pa.field("process", pa.int64()) if f.name == "process" else
+                       pa.field("value", _ARROW_VALUE) if f.name == "value" else f for f in OP])
 
-# The value's fields kept beside the op's own: the scalars, and a crash's few log lines.
-_KEPT_LISTS = ("log_tail",)
+# The value's fields kept beside the op's own: the scalars, an assign's partitions and a
+# crash's few log lines.
+_KEPT_LISTS = ("log_tail", "partitions")
 _KEPT_VALUE = [f for f in VALUE if not pa.types.is_list(f.type) or f.name in _KEPT_LISTS]
 _OP_HEAD = [f for f in OP if f.name != "value"]
 
@@ -102,7 +116,7 @@ def spark_schema(schema: pa.Schema) -> StructType:
 # (checkers.ingest), never a null that hides what it said. Other fields are ignored.
 READ_FIELDS: dict[str, tuple[str, ...]] = {
     "send": ("topic", "value", "partition", "offset"),
-    "assign": ("consumer",),
+    "assign": ("consumer", "partitions", "seek"),
     "poll": ("consumer", "records", "isolation"),
     "final-read": ("topic", "partition", "records", "isolation"),
     "broadcast": ("channel", "osn", "tx", "status"),

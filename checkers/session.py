@@ -1,12 +1,21 @@
-"""The SparkSession every checker runs in.
+"""The SparkSession every checker runs in, and its settings for the history at hand.
 
 local[*] by default, tuned for a small machine (few shuffle partitions, no UI, quiet
 logs); a Spark cluster is reached by passing its master URL. The caller decides the
 master: this module reads no environment variable.
+
+A small history (most runs: thousands of ops) costs Spark's fixed overheads only, so it
+is checked with settings that cut them (`fit_to_input`): one shuffle partition, no
+adaptive re-planning and no broadcast joins (each runs as Spark jobs of their own), no
+whole-stage code generation (compiling it costs more than it saves on so few rows), and
+the frames several checks share materialized at once (checkers.checker.shared), which
+keeps the plans after them small. A JVM started for small histories compiles with C1
+only: its quicker start and warm-up pay, and C2's faster code would not.
 """
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
@@ -42,20 +51,65 @@ class SparkUnavailable(RuntimeError):
     """The session could not be started; str() is one line."""
 
 
+# Below this many ops a history is small (see the module's docstring); a history file of
+# this many bytes holds about that many.
+SMALL_INPUT_OPS = 200_000
+SMALL_INPUT_BYTES = 50 * 2**20
+_SMALL_INPUT: dict[str, str] = {
+    "spark.sql.shuffle.partitions": "1",
+    "spark.sql.adaptive.enabled": "false",
+    "spark.sql.autoBroadcastJoinThreshold": "-1",
+    "spark.sql.optimizer.disableHints": "true",
+    "spark.sql.codegen.wholeStage": "false",
+}
+# Where the session says whether its current history is small (checkers.checker.shared reads it).
+SMALL_FLAG = "ordeal.small_input"
+_C1_ONLY = "-XX:TieredStopAtLevel=1"
+
+
+def small_input(ops: int) -> bool:
+    return ops < SMALL_INPUT_OPS
+
+
+class SessionOnDemand:
+    """One session for several checks: started on first use (saying so to `announce`), then
+    the same one, so that a history no checker needs to judge starts no JVM.
+
+    `small` says whether every history it will serve is small (its JVM then compiles with
+    C1 only); None leaves that to the first history that starts it."""
+
+    def __init__(self, master: str | None = None, announce: Callable[[str], None] | None = None, *,
+                 small: bool | None = None) -> None:
+        self.master, self.announce, self.small = master, announce or (lambda _: None), small
+        self.session: SparkSession | None = None
+
+    def get(self, ops: int) -> SparkSession:
+        """The session, started for a history of `ops` ops if there is none yet."""
+        if self.session is None:
+            self.announce("starting Spark")
+            small = small_input(ops) if self.small is None else self.small
+            self.session = spark_session(self.master, small_inputs=small)
+        return self.session
+
+
 def local_cores(master: str) -> int:
     """The worker threads of a local master: local, local[N], local[*], local[N,F]."""
     inside = master[len("local["):-1].split(",")[0] if master.startswith("local[") else "1"
     return int(inside) if inside.isdigit() else os.cpu_count() or 1  # "*" (Spark rejects the rest)
 
 
-def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") -> SparkSession:
-    """The session for `master` (local[*] when None); an already running one is reused as it is."""
+def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
+                  small_inputs: bool = False) -> SparkSession:
+    """The session for `master` (local[*] when None); an already running one is reused as it is.
+    `small_inputs`: the JVM will check small histories only (C1 compiler only)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
     master = master or LOCAL_MASTER
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(_DEFAULTS)
+    if small_inputs:
+        settings["spark.driver.extraJavaOptions"] += f" {_C1_ONLY}"
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
         # Two tasks per core: fewer leaves a core idle behind a slow task, more only adds
@@ -70,3 +124,28 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check") 
         raise SparkUnavailable(f"Spark (master {master}) did not start: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from None
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def fit_to_input(spark: SparkSession, ops: int) -> None:
+    """Set the session's SQL settings for a history of `ops` ops: those for small inputs, or
+    the session's own (kept in its conf the first time, "" where it had none)."""
+    conf = spark.conf
+    small = small_input(ops)
+    for key, value in _SMALL_INPUT.items():
+        kept = f"ordeal.base.{key}"
+        base = conf.get(kept, None)
+        if base is None:
+            base = conf.get(key, None) or ""
+            conf.set(kept, base)
+        if small:
+            conf.set(key, value)
+        elif base:
+            conf.set(key, base)
+        else:
+            conf.unset(key)
+    conf.set(SMALL_FLAG, str(small).lower())
+
+
+def is_small(spark: SparkSession) -> bool:
+    """Whether the session is set for a small history (`fit_to_input`)."""
+    return spark.conf.get(SMALL_FLAG, "false") == "true"

@@ -33,6 +33,8 @@ from pyspark.sql import functions as F
 
 from checkers import kafka
 from checkers.anomaly import anomaly_rows
+from checkers.checker import shared
+from checkers.history import Tables
 from checkers.txn_schema import POLL, READ_UNCOMMITTED, SEND
 
 TP = kafka.TP
@@ -177,17 +179,21 @@ def int_poll_orders(kafka_rows: DataFrame, txns: DataFrame) -> DataFrame:
             .select("anomaly", "evidence", "example", "order"))
 
 
-def txn_anomalies(tables, kafka_rows: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """(anomaly rows of every txn check, partitions whose losses cannot be judged); `kafka_rows` are
-    the kafka checker's (checkers.kafka), of which int_poll_orders names the txns' own."""
+def txn_anomalies(tables: Tables, kafka_rows: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """(anomaly rows of every txn check, partitions whose losses cannot be judged) of a history
+    with txns (tables.mops and tables.txns set); `kafka_rows` are the kafka checker's
+    (checkers.kafka), of which int_poll_orders names the txns' own.
+
+    The frames several checks read are shared (checkers.checker): the caller clears the cache."""
     from checkers.txn_cycles import cycle_anomalies
 
-    sends = txn_sends(tables.mops).persist()
+    assert tables.mops is not None and tables.txns is not None
+    sends = shared(txn_sends(tables.mops))
     finals = committed_finals(tables.records)
     drained = drained_partitions(tables.ops)
-    seen = visibility(sends, finals, drained).persist()
+    seen = shared(visibility(sends, finals, drained))
     reads = committed_reads(tables.records).select(*TP, "offset", "value", "index")
-    polls = txn_polls(tables.mops, tables.records).persist()
+    polls = shared(txn_polls(tables.mops, tables.records))
     found = [
         aborted_reads(sends, reads),
         lost_writes(seen),

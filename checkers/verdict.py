@@ -6,7 +6,8 @@ between transactions (G0, G1c and their realtime variants) are reported and neve
 Kafka does not promise serializable transactions. lagging-osn and
 partitions or channels nobody read to the end make a checker unknown, not false.
 unseen is informational and never changes a verdict. node-crash (a node exited while
-no fault had stopped it) always fails.
+no fault had stopped it) always fails. A history that proves nothing is unknown, never
+valid.
 """
 from __future__ import annotations
 
@@ -48,10 +49,12 @@ def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool)
     return True
 
 
-def overall_valid(verdicts: list[Valid]) -> Valid:
-    """False if any checker is false, else unknown if any is unknown or none ran, else true."""
+def overall_valid(verdicts: list[Valid], *, proven: bool = True) -> Valid:
+    """False if any checker is false, else unknown if any is unknown, or none ran, or the
+    history proves nothing (no client op completed ok that sent or read anything: its
+    checkers found nothing because there was nothing to find), else true."""
     if any(v is False for v in verdicts):
         return False
-    if not verdicts or any(v == UNKNOWN for v in verdicts):
+    if not verdicts or not proven or any(v == UNKNOWN for v in verdicts):
         return UNKNOWN
     return True

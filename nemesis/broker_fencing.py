@@ -49,13 +49,15 @@ class FencingOptions(BaseModel):
 
 
 def listed_brokers(cluster: Any, asked: Any, timeout: float = 5.0) -> set[str] | None:
-    """The brokers `asked` lists now (KRaft lists only unfenced ones); None if it does not answer."""
+    """The brokers `asked` lists in its metadata now (KRaft lists only unfenced ones); None
+    if it does not answer. A Metadata request goes to the one broker the client knows (a
+    DescribeCluster would go to whichever broker the metadata names as "controller")."""
     admin = admin_client(cluster.proxy_address(asked))
     try:
-        desc = admin.describe_cluster(request_timeout=timeout).result(timeout=timeout + 1)
+        meta = admin.list_topics(timeout=timeout)
     except Exception:  # noqa: BLE001 - a broker that cannot answer now says nothing
         return None
-    return {f"kafka{n.id}" for n in desc.nodes}
+    return {f"kafka{i}" for i in meta.brokers}
 
 
 def seen_fenced(cluster: Any, broker: str) -> tuple[bool, list[str]]:

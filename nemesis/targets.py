@@ -179,10 +179,12 @@ def elect_unclean(cluster: Any, partitions: list[tuple[str, int]], timeout: floa
 
     if not partitions:
         return {}
-    admin = admin_client(cluster.bootstrap_servers())
+    # Timeouts are those of socket.timeout.ms: confluent-kafka 2.16.1's elect_leaders raises
+    # TypeError for request_timeout or operation_timeout (a bug in its argument parsing).
+    admin = admin_client(cluster.bootstrap_servers(), **{"socket.timeout.ms": int(timeout * 1000)})
     try:
-        results = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(t, p) for t, p in partitions],
-                                      request_timeout=timeout, operation_timeout=timeout).result(timeout=timeout + 1)
+        results = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(t, p) for t, p in partitions]) \
+            .result(timeout=timeout + 1)
     except Exception as exc:  # noqa: BLE001 - recorded: the election could not be asked for
         return {f"{t}/{p}": f"{exc.__class__.__name__}: {exc}" for t, p in partitions}
     return {f"{tp.topic}/{tp.partition}": "elected" if err is None else str(err.args[0].name() if err.args else err)

@@ -224,6 +224,8 @@ def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
                               (" Allowed by this configuration: " + ", ".join(allowed) + "." if allowed else ""))
         return ("Data went wrong under these faults: " + ", ".join(bad) + tail + ".") if bad else (
             "The checkers judged this run invalid" + tail + ".")
+    if files.unknown:
+        return "The checkers could not decide: " + "; ".join(files.unknown) + tail + "."
     return "The checkers could not decide" + (": " + ", ".join(bad) if bad else "") + tail + "."
 
 

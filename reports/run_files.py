@@ -1,7 +1,8 @@
 """What a run directory holds, read once at the report's edge.
 
 A report is built from results.json, run.json and history.jsonl only, never from
-the cluster; any of them may be missing, and the report says which.
+the cluster; any of them may be missing, and the report says which. The history is the
+run's history.jsonl, or the one its results.json names (a history checked elsewhere).
 """
 from __future__ import annotations
 
@@ -103,7 +104,14 @@ class RunFiles:
 
     @property
     def history(self) -> Path:
-        return self.path / HISTORY
+        """history.jsonl of the run, else the history results.json names: `ordeal check
+        SOME.jsonl --out DIR` writes DIR/results.json beside no history, and names it."""
+        beside = self.path / HISTORY
+        named = self.results.get("history")
+        if beside.is_file() or not isinstance(named, str) or not named:
+            return beside
+        elsewhere = self.path / named  # an absolute path stays as it is
+        return elsewhere if elsewhere.is_file() else beside
 
     @property
     def has_history(self) -> bool:
@@ -197,6 +205,13 @@ class RunFiles:
         return "fails" if fails(anomaly.name, self.idempotent) else "allowed"
 
     @property
+    def unknown(self) -> list[str]:
+        """Why the whole history is unknown, beside what each checker could not judge (it
+        proves nothing, say)."""
+        u = self.results.get("unknown")
+        return [str(x) for x in u] if isinstance(u, list) else []
+
+    @property
     def warnings(self) -> list[str]:
         w = self.results.get("warnings")
         return [str(x) for x in w] if isinstance(w, list) else []
@@ -243,6 +258,7 @@ def load_run(path: Path, need_history: bool = True) -> RunFiles:
     files = RunFiles(path=path, run=run, results=results, problems=problems)
     if not files.has_history:
         if need_history:
-            raise RunDirError(f"{path} holds no {HISTORY}")
+            named = f", nor does its {RESULTS} name one that exists" if files.results.get("history") else ""
+            raise RunDirError(f"{path} holds no {HISTORY}{named}")
         problems.append(f"{HISTORY} is missing")
     return files

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checkers.check import RESULTS_FILE, check_history, read_run_info
+from checkers.check import NOTHING_PROVEN, RESULTS_FILE, check_history, read_run_info
 from checkers.synthetic import HistoryBuilder, make_chain
 
 
@@ -133,3 +133,59 @@ def test_interrupted_kafka_run_says_lost_write_was_not_judged(spark, tmp_path):
     results = check_history(_run_dir(tmp_path, h), spark=spark)
     assert (results["valid"], results["checkers"]["kafka"]["not_judged"]) == (
         "unknown", {"lost-write": ["no final read of t0/0 which had acknowledged sends"]})
+
+
+def test_a_history_that_proves_nothing_is_unknown_with_the_reason_and_without_spark(tmp_path):
+    h = HistoryBuilder()  # nothing completed ok that sent or read anything
+    h.send(0, "t0", 1, type="fail")
+    h.send(1, "t0", 2, type="info")
+    h.poll(7, "c1", [])
+    h.broadcast(2, "ch0", "osn1", "tx-1", type="fail", error="service-unavailable")
+    h.nemesis("heal", {"healed": "all"})
+    results = check_history(_run_dir(tmp_path, h), spark=None, spark_master="no Spark may start for this")
+    assert (results["valid"], results["checkers"], results["unknown"], results["stats"]["ops"]) == (
+        "unknown", {}, [NOTHING_PROVEN], 9)
+    assert json.loads((tmp_path / RESULTS_FILE).read_text())["unknown"] == [NOTHING_PROVEN]
+
+
+def test_a_crash_in_a_history_that_proves_nothing_is_still_invalid(spark, tmp_path):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, type="fail")
+    h.op("nemesis", "info", "crash", {"node": "osn1", "role": "osn", "exit_code": 2, "oom_killed": False,
+                                      "log_tail": ["panic"]})
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    assert (results["valid"], list(results["checkers"]), results["unknown"]) == (False, ["nodes"], [NOTHING_PROVEN])
+
+
+def test_polls_without_any_final_read_are_unknown_naming_the_partitions_not_judged(spark, tmp_path):
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0), ("t0", 1)])
+    h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 1, 0, 20)])
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
+        "unknown", [], {"poll-skip": ["no final read of t0/0 which was polled",
+                                     "no final read of t0/1 which was polled"]})
+
+
+def test_sends_acknowledged_without_an_offset_and_never_read_back_are_not_judged(spark, tmp_path):
+    h = HistoryBuilder()  # acks=0: the producer learns the partition, not the offset
+    h.send(0, "t0", 1, partition=3, offset=None)
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    assert (results["valid"], results["checkers"]["kafka"]["not_judged"]) == (
+        "unknown", {"lost-write": ["no final read of t0/3 which had acknowledged sends"]})
+
+
+def test_places_not_judged_are_listed_up_to_twenty_in_order_then_counted(spark, tmp_path):
+    h = HistoryBuilder()
+    for p in range(25):
+        h.send(0, "t0", p, partition=p, offset=0)
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    listed = results["checkers"]["kafka"]["not_judged"]["lost-write"]
+    assert listed == [f"no final read of t0/{p} which had acknowledged sends" for p in range(20)] + ["... and 5 more"]
+
+
+def test_results_name_the_checked_history_by_its_absolute_path(spark, tmp_path, monkeypatch):
+    _kafka_only(lost=False).write(tmp_path / "h.jsonl")
+    monkeypatch.chdir(tmp_path)
+    results = check_history(Path("h.jsonl"), out_dir=Path("out"), spark=spark)
+    assert results["history"] == str(tmp_path / "h.jsonl")

@@ -135,3 +135,84 @@ def test_a_line_nested_too_deeply_is_one_line_and_leaves_no_parquet(spark, tmp_p
     err = capsys.readouterr().err
     assert (code, "line 1: nested too deeply" in err, "Traceback" in err,
             (tmp_path / "h.parquet").exists()) == (2, True, False, False)
+
+
+def _run(path: Path, lines: list[str]) -> Path:
+    path.mkdir(parents=True)
+    (path / "history.jsonl").write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def _lost() -> list[str]:
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.final_read(9, "t0", 0, [])
+    return h.lines()
+
+
+def _unread() -> list[str]:
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    return h.lines()
+
+
+def test_worst_code_is_bad_input_then_invalid_then_unknown_then_valid():
+    from checkers.cli import worst
+    assert [worst(c) for c in ([0, 3, 1, 2], [0, 3, 1], [3, 0, 3], [0, 0], [])] == [2, 1, 3, 0, 0]
+
+
+def test_a_store_tree_is_checked_run_by_run_in_one_call_with_a_line_each_and_a_total(spark, tmp_path, capsys):
+    store = tmp_path / "store"
+    valid = _run(store / "a" / "20240101T000000Z", _clean())
+    lost = _run(store / "a" / "20240101T000001Z", _lost())
+    unknown = _run(store / "b" / "20240101T000000Z", _unread())
+    (store / "latest").symlink_to(unknown)  # followed by nothing: each run once
+    assert main(["check", str(store)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split("  ")[0] for line in out[:3]] == ["valid: true", "valid: false", 'valid: "unknown"']
+    assert [line.endswith(str(run / "results.json")) for line, run in zip(out, (valid, lost, unknown))] == [True] * 3
+    assert out[3:] == ["total: 3 histories: valid 1, invalid 1, unknown 1"]
+    assert [json.loads((run / "results.json").read_text())["valid"] for run in (valid, lost, unknown)] == [
+        True, False, "unknown"]
+
+
+def test_a_history_that_cannot_be_read_is_bad_input_the_others_are_still_checked(spark, tmp_path, capsys):
+    good = _run(tmp_path / "good", _clean())
+    bad = _run(tmp_path / "bad", ['{"index": 0, "type": '] + _clean())
+    code = main(["check", str(bad), str(good)])
+    captured = capsys.readouterr()
+    assert (code, (good / "results.json").is_file(), "line 1:" in captured.err,
+            captured.out.splitlines()[-1]) == (2, True, True, "total: 2 histories: valid 1, bad input 1")
+
+
+def test_several_histories_with_one_out_or_one_results_file_are_refused(tmp_path, capsys):
+    a, b = _history(tmp_path, _clean()), tmp_path / "b.jsonl"
+    b.write_text(a.read_text())
+    assert main(["check", str(a), str(b), "--out", str(tmp_path / "out")]) == 2
+    assert "--out takes one history" in capsys.readouterr().err
+    assert main(["check", str(a), str(b)]) == 2
+    assert f"would both write {tmp_path / 'results.json'}" in capsys.readouterr().err
+
+
+def test_a_directory_with_no_history_under_it_is_bad_input(tmp_path, capsys):
+    (tmp_path / "empty").mkdir()
+    assert main(["check", str(tmp_path / "empty")]) == 2
+    assert capsys.readouterr().err.strip() == f"ordeal check: {tmp_path / 'empty'}: no history.jsonl in it or under it"
+
+
+def test_a_history_that_proves_nothing_exits_3_and_says_why(tmp_path, capsys):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, type="fail")
+    assert main(["check", str(_history(tmp_path, h.lines()))]) == 3
+    assert json.loads((tmp_path / "results.json").read_text())["unknown"][0].startswith("the history proves nothing")
+
+
+def test_any_checked_history_gets_its_report_at_once_or_later(spark, tmp_path, capsys):
+    path = _history(tmp_path, _lost())
+    assert main(["check", str(path), "--out", str(tmp_path / "out"), "--report"]) == 1
+    page = tmp_path / "out" / "report.html"
+    assert page.is_file() and 'class="verdict invalid"' in page.read_text()
+    page.unlink()
+    capsys.readouterr()
+    assert main(["report", str(tmp_path / "out")]) == 0
+    assert capsys.readouterr().out.strip() == str(page) and "lost-write" in page.read_text()

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -145,3 +146,31 @@ def test_a_field_of_another_json_type_is_null_on_the_fast_and_the_slow_path(tmp_
     slow = flatten(parse(Chunk(1, (h.lines()[0] + "\n" + "{torn").encode(), True)), last=True).ops.to_pylist()
     assert fast == slow and fast[0]["value"] is None and fast[0]["topic"] == "t0"
 
+
+
+def test_an_assigns_partition_pairs_and_seek_are_read_among_lines_arrow_reads(tmp_path):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.assign(7, "c1", [("t0", 0), ("t1", 2)], seek=None)
+    h.assign(7, "c1", [("t0", 1)], seek="beginning")
+    h.send(0, "t0", 2, offset=1)
+    out, _ = _stream(_write(tmp_path, h.lines()), 1 << 20)
+    assigns = [(op["type"], op["consumer"], op["partitions"], op["seek"]) for op in out["ops"] if op["f"] == "assign"]
+    pairs = [{"topic": "t0", "partition": 0}, {"topic": "t1", "partition": 2}]
+    assert assigns == [("invoke", "c1", pairs, None), ("ok", "c1", pairs, None),
+                       ("invoke", "c1", [{"topic": "t0", "partition": 1}], "beginning"),
+                       ("ok", "c1", [{"topic": "t0", "partition": 1}], "beginning")]
+    assert [op["partitions"] for op in out["ops"] if op["f"] == "send"] == [None] * 4
+
+
+@pytest.mark.parametrize("partitions,shown", [([["t0"]], '["t0"]'), ([[0, "t0"]], '[0, "t0"]'),
+                                              ([{"topic": "t0", "partition": 0}], '{"topic": "t0", "partition": 0}'),
+                                              ("t0", None)])
+def test_an_assign_whose_partitions_are_not_pairs_refuses_the_history_naming_its_line(tmp_path, partitions, shown):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.op(7, "invoke", "assign", {"consumer": "c1", "partitions": partitions, "seek": None})
+    where = f"value.partitions[0] is {shown}, not a [topic, partition] pair" if shown else \
+        'value.partitions is "t0", not a list'
+    with pytest.raises(HistoryError, match=r"line 3: " + re.escape(where)):
+        read_lines(_write(tmp_path, h.lines()), lambda tables: None)

@@ -292,3 +292,87 @@ def test_realtime_order_flags_exactly_the_sends_an_earlier_completed_send_overta
     for r in rows:  # each names an A that completed before its B was invoked, at a higher offset
         a_time, a_offset = by_index[r["evidence"][0]]
         assert a_time < h.ops[r["evidence"][1]]["time"] and a_offset > r["example"]["later"]["offset"]
+
+
+# Positions across re-assigns: an assign that names a partition without seeking keeps its
+# position (as the kafka-log workload's consumer does); one that drops or seeks it resets it.
+_REASSIGNS = {
+    "keeps": ([("t0", 0), ("t0", 1)], None),
+    "keeps-fewer": ([("t0", 0)], None),
+    "drops": ([("t0", 1)], None),
+    "beginning": ([("t0", 0)], "beginning"),
+    "committed": ([("t0", 0)], "committed"),
+}
+
+
+def _across(reassign: str, second_poll: list[int]) -> tuple[HistoryBuilder, int, int]:
+    """Offsets 0 and 1 of t0/0 polled, a re-assign, then `second_poll`'s offsets; the final read
+    holds offsets 0 to 4."""
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0), ("t0", 1)])
+    _, p1 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 0, 1, 11)])
+    partitions, seek = _REASSIGNS[reassign]
+    h.assign(7, "c1", partitions, seek=seek)
+    _, p2 = h.poll(7, "c1", [("t0", 0, o, 10 + o) for o in second_poll])
+    h.final_read(9, "t0", 0, [(o, 10 + o) for o in range(5)])
+    return h, p1, p2
+
+
+@pytest.mark.parametrize("reassign", ["keeps", "keeps-fewer"])
+def test_a_skip_across_an_assign_that_keeps_the_partition_is_poll_skip(ops_of, found, reassign):
+    h, p1, p2 = _across(reassign, [4])
+    rows = found(_anomalies(ops_of(h), "poll-skip"))
+    assert [(r["evidence"], r["example"]["skipped"]) for r in rows] == [([p1, p2], 2)]
+
+
+@pytest.mark.parametrize("reassign", ["keeps", "keeps-fewer"])
+def test_a_rewind_across_an_assign_that_keeps_the_partition_is_nonmonotonic_poll(ops_of, found, reassign):
+    h, p1, p2 = _across(reassign, [0, 1, 2])
+    rows = found(_anomalies(ops_of(h), "nonmonotonic-poll"))
+    assert [(r["evidence"], r["example"]["prev_offset"], r["example"]["offset"]) for r in rows] == [([p1, p2], 1, 0)]
+
+
+@pytest.mark.parametrize("reassign", ["drops", "beginning", "committed"])
+def test_a_skip_or_rewind_across_an_assign_that_drops_or_seeks_the_partition_is_allowed(ops_of, found, reassign):
+    for second_poll, anomaly in (([4], "poll-skip"), ([0, 1, 2], "nonmonotonic-poll")):
+        h, _, _ = _across(reassign, second_poll)
+        assert (reassign, anomaly, found(_anomalies(ops_of(h), anomaly))) == (reassign, anomaly, [])
+
+
+def test_positions_are_judged_per_partition_across_one_assign(ops_of, found):
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0), ("t0", 1)])
+    _, p1 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 0, 1, 11), ("t0", 1, 0, 20), ("t0", 1, 1, 21)])
+    h.assign(7, "c1", [("t0", 0)], seek=None)  # keeps t0/0, drops t0/1
+    h.assign(7, "c1", [("t0", 0), ("t0", 1)], seek=None)  # keeps t0/0, t0/1 starts over
+    _, p2 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 1, 0, 20)])
+    rows = found(_anomalies(ops_of(h), "nonmonotonic-poll"))
+    assert [(r["evidence"], r["example"]["partition"]) for r in rows] == [([p1, p2], 0)]
+
+
+def test_an_assign_of_another_consumer_leaves_positions_as_they_were(ops_of, found):
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    _, p1 = h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 0, 1, 11)])
+    h.assign(8, "c2", [("t0", 0)])  # c2 seeks; c1 does not
+    _, p2 = h.poll(7, "c1", [("t0", 0, 0, 10)])
+    rows = found(_anomalies(ops_of(h), "nonmonotonic-poll"))
+    assert [r["evidence"] for r in rows] == [[p1, p2]]
+
+
+def test_an_assign_whose_partitions_cannot_be_read_resets_every_position(ops_of, found):
+    h, _, _ = _across("keeps", [0, 1, 2])
+    for op in h.ops:
+        if op["f"] == "assign" and op["index"] > 1:
+            op["value"].pop("partitions", None)  # names nothing the checker can read: it may have dropped t0/0
+    assert found(_anomalies(ops_of(h), "nonmonotonic-poll")) == []
+
+
+def test_partitions_polled_without_a_final_read_are_where_poll_skip_is_not_judged(ops_of):
+    h = HistoryBuilder()
+    h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 1, 4, 14)])
+    h.final_read(9, "t0", 0, [(0, 10)])
+    tables = ops_of(h)
+    unread = kafka.unread_polled_partitions(kafka.poll_runs(kafka.poll_records(tables.records)),
+                                            kafka.final_partitions(tables.ops))
+    assert [(r["topic"], r["partition"]) for r in unread.collect()] == [("t0", 1)]

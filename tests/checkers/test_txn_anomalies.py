@@ -23,7 +23,7 @@ def _transform(tables, name: str):
     if name == "int-nonmonotonic-send":
         return txn.int_nonmonotonic_sends(sends)
     if name in ("int-poll-skip", "int-nonmonotonic-poll"):
-        return txn.int_poll_orders(kafka.kafka_anomalies(tables)[0], tables.txns)
+        return txn.int_poll_orders(kafka.kafka_findings(tables).rows, tables.txns)
     return cycle_anomalies(sends, polls, finals, tables.txns)
 
 
@@ -108,7 +108,7 @@ def test_a_send_to_a_partition_without_final_read_is_not_judged(ops_of, found):
     h.txn(1, [send_mop("t0", 1, 0, 0), send_mop("t0", 2, 1, 0)])
     _finish(h, {("t0", 0): [(0, 1)]})
     tables = ops_of(h)
-    rows, undrained = txn.txn_anomalies(tables, kafka.kafka_anomalies(tables)[0])
+    rows, undrained = txn.txn_anomalies(tables, kafka.kafka_findings(tables).rows)
     assert [r for r in found(rows) if r["anomaly"] in ("lost-write", "torn-txn")] == []
     assert [tuple(r) for r in undrained.collect()] == [("t0", 1)]
 

@@ -291,3 +291,35 @@ def test_anomaly_sections_link_to_the_views_that_show_them(reports):
     lost = reports["anomalous"].split('id="anomaly-lost-write"')[1].split("<h3")[0]
     fork = reports["anomalous"].split('id="anomaly-block-fork"')[1].split("<h3")[0]
     assert 'href="#offsets-t0-0"' in lost and 'href="#forks"' in fork
+
+
+def test_a_history_that_proves_nothing_is_unknown_on_the_page_with_its_reason(tmp_path, runs):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    reason = "the history proves nothing: no client op completed ok that sent or read anything"
+    results.update(valid="unknown", checkers={}, unknown=[reason])
+    (run / "results.json").write_text(json.dumps(results))
+    html = write_report(run).read_text()
+    banner = html.split('class="verdict unknown"')[1].split("</div>")[0]
+    assert f"The checkers could not decide: {reason}" in html and f"unknown: {reason}" in html, banner
+
+
+def test_results_written_apart_from_their_history_are_reported_from_the_history_they_name(tmp_path, runs):
+    import json
+    import shutil
+
+    source = shutil.copytree(runs["anomalous"], tmp_path / "elsewhere")
+    history = source / "some-other-tool.jsonl"
+    (source / "history.jsonl").rename(history)
+    out = tmp_path / "out"
+    out.mkdir()
+    results = json.loads((source / "results.json").read_text())
+    (out / "results.json").write_text(json.dumps(dict(results, history=str(history))))
+    html = write_report(out).read_text()
+    assert '<tr id="op-25">' in html and "not-enough-replicas" in html  # ops read from the named history
+    (out / "results.json").write_text(json.dumps(dict(results, history=str(tmp_path / "gone.jsonl"))))
+    with pytest.raises(RunDirError, match="holds no history.jsonl, nor does its results.json name one that exists"):
+        write_report(out)

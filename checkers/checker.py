@@ -1,0 +1,73 @@
+"""What a checker is to checkers.check: when it runs, whether its ops prove anything, and
+its findings as frames that check.py folds into results.json in one pass.
+
+Each checker module (checkers.kafka, checkers.ordering, checkers.nodes) declares one
+`CHECKER`; check.CHECKS lists them, and checkers.verdict names their anomalies. A new
+kind of op is checked by a new module with its own Checker, added to both lists: nothing
+else in check.py knows which checkers exist.
+
+A checker runs only where the history holds something it can judge (`reads`, from the
+counts taken while the history was read: no Spark), so a history of one kind starts no
+Spark job for the others, and a history no checker can judge starts no Spark at all.
+`proves` says whether its ops could show anything about the data (an ok op that sent or
+read something): a history where no checker's do is unknown, not valid (checkers.check).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from checkers.history import Counts, Tables
+from checkers.session import is_small
+
+NOT_JUDGED_COLUMNS = ("anomaly", "reason", "order")
+STAT_COLUMNS = ("stat", "value")
+
+
+@dataclass(frozen=True)
+class Findings:
+    """A checker's anomaly rows (checkers.anomaly.COLUMNS), the places where it could not
+    judge an anomaly (NOT_JUDGED_COLUMNS: one row each, with a reason), and its statistics
+    (STAT_COLUMNS: one row each)."""
+
+    rows: DataFrame
+    not_judged: list[DataFrame] = field(default_factory=list)
+    stats: list[DataFrame] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Checker:
+    """One checker as checkers.check runs it (see the module's docstring)."""
+
+    name: str
+    reads: Callable[[Counts], bool]
+    proves: Callable[[Counts], bool]
+    find: Callable[[Tables], Findings]
+
+
+def not_judged_rows(df: DataFrame, anomaly: str, reason: Column, order: Column) -> DataFrame:
+    """`df` as places where `anomaly` could not be judged: `reason` says where and why,
+    `order` (text) sorts them as the reader expects."""
+    return df.select(F.lit(anomaly).alias("anomaly"), reason.alias("reason"), order.cast("string").alias("order"))
+
+
+def stat_row(df: DataFrame, stat: str, value: Column) -> DataFrame:
+    """One statistic: `value` is an aggregate over `df`."""
+    return df.agg(value.cast("long").alias("value")).select(F.lit(stat).alias("stat"), "value")
+
+
+def padded(n: Column) -> Column:
+    """A non-negative number as text that sorts as the number does."""
+    return F.lpad(n.cast("string"), 12, "0")
+
+
+def shared(df: DataFrame) -> DataFrame:
+    """A frame several checks read, computed once: persisted (the caller clears the session's
+    cache), or for a small history computed at once into a plan leaf of its own (a local
+    checkpoint), so that the plans that read it stay small and cheap to run."""
+    if is_small(df.sparkSession):
+        return df.localCheckpoint(eager=True)
+    return df.persist()
