@@ -326,14 +326,17 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
     within = rough.select("consumer", *TP, "offset", "index",
                           F.lag("offset").over(in_poll).alias("prev_offset"),
                           F.lag("index").over(in_poll).alias("prev_index"))
-    pairs = (between.unionByName(within).filter(F.col("offset") != F.col("prev_offset") + 1))
+    breaks = F.col("offset") != F.col("prev_offset") + 1
+    # Only pairs of polls can have an assign between them: within a poll there is none
+    # (and the records of rough polls, read from every polled record, are read once).
+    across = between.filter(breaks)
     span = ["consumer", *TP, "prev_index", "index"]
-    spans = pairs.filter(F.col("prev_index") < F.col("index")).select(*span).distinct()
+    spans = across.select(*span).distinct()
     assigns = assign_invokes(ops)
     made = _between(assigns.select("consumer", "index"), spans, ["consumer"])
     kept = _between(kept_positions(assigns), spans, ["consumer", *TP]).withColumnRenamed("n", "kept")
     reset = made.join(kept, span, "left").filter(F.coalesce(F.col("kept"), F.lit(0)) < F.col("n"))
-    return pairs.join(reset.select(*span), span, "left_anti")
+    return across.join(reset.select(*span), span, "left_anti").unionByName(within.filter(breaks))
 
 
 def nonmonotonic_polls(sequences: DataFrame) -> DataFrame:

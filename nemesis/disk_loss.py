@@ -13,7 +13,9 @@ looks safe. Whom it hits:
   alone for `hold` seconds (where min.insync.replicas allows it), loses its disk, the
   followers are resumed and the leader starts again. Kafka in ZooKeeper mode elects it
   back (it is the whole ISR) with an empty log, and the followers truncate to it: what
-  KIP-966 (eligible leader replicas, KRaft only) is about.
+  KIP-966 (eligible leader replicas, KRaft only) is about. Seen in KRaft: 3.9.2 leaves
+  the partition leaderless (the re-formatted replica is not elected back), 4.4.0 elects a
+  follower from the ELR.
 
 start does the whole sequence and answers one op (f "disk-loss") naming the node, the
 volumes and what they held; stop has nothing to undo but waits (bounded) for the node to

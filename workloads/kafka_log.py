@@ -220,7 +220,9 @@ class KafkaLogClient:
             self.consumer = self._new_consumer(f"ordeal-{value['consumer']}")
         wanted = [(t, p) for t, p in value["partitions"]]
         # seek "beginning": every partition from its first offset; null: partitions this
-        # consumer already reads keep their position, new ones start at the beginning.
+        # consumer already reads keep their position (the next offset not yet recorded,
+        # whatever librdkafka fetched ahead), new ones start at the beginning. The checkers
+        # judge positions across assigns by this rule (checkers.kafka.kept_positions).
         keep = {} if value.get("seek") == "beginning" else self.positions
         self.positions = {tp: keep.get(tp, OFFSET_BEGINNING) for tp in wanted}
         self._assign_positions()

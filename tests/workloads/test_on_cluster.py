@@ -93,6 +93,50 @@ def test_a_consumer_assigned_from_the_beginning_polls_every_acknowledged_value(c
         (s["topic"], a["value"]["partition"], a["value"]["offset"], s["value"]) for s, a in acknowledged)
 
 
+def test_a_reassign_without_seek_keeps_a_partitions_position_past_what_librdkafka_prefetched(
+        cluster, kafka_log, acknowledged):
+    """What the checkers assume (checkers.kafka.kept_positions): an assign with seek null that
+    names a partition again goes on right after the last record polled from it, though
+    librdkafka has fetched further ahead; one that drops it and adds it again starts over."""
+    from workloads.kafka_log import KafkaLogClient, KafkaLogOptions
+
+    by_partition = defaultdict(list)
+    for sent, answer in acknowledged:
+        by_partition[(sent["topic"], answer["value"]["partition"])].append(answer["value"]["offset"])
+    (kept, n), (added, _) = sorted(by_partition.items(), key=lambda kv: -len(kv[1]))[:2]
+    # The module's workload state (its topics), with polls of 3 records at most.
+    client = KafkaLogClient(KafkaLogOptions(poll_batch=3, poll_timeout=0.5), kafka_log.client.state).open(cluster, 3)
+
+    def assign(tps, seek):
+        value = {"consumer": "c3", "partitions": [list(tp) for tp in tps], "seek": seek}
+        assert invoke(client, "assign", value)["type"] == OK
+
+    def poll_until(tp, count):
+        seen = defaultdict(list)
+        for _ in range(40):  # bounded: 40 polls of at most 0.5 s
+            answer = invoke(client, "poll", {"consumer": "c3"})
+            assert answer["type"] == OK, answer
+            for r in answer["value"]["records"]:
+                seen[(r["topic"], r["partition"])].append(r["offset"])
+            if len(seen[tp]) >= count:
+                break
+        return seen
+
+    try:
+        assign([kept], "beginning")
+        first = poll_until(kept, 1)[kept]
+        time.sleep(1.0)  # librdkafka fetches the rest of the partition meanwhile
+        assign([kept, added], None)
+        after = poll_until(kept, len(n) - len(first))
+        assign([added], None)
+        assign([kept, added], None)
+        again = poll_until(kept, 1)[kept]
+    finally:
+        client.close()
+    assert (first, after[kept], after[added][:1], again[:1]) == (
+        list(range(len(first))), list(range(len(first), len(n))), [0], [0])
+
+
 def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cluster, kafka_log, acknowledged):
     expected = defaultdict(list)
     for sent, answer in acknowledged:
