@@ -25,11 +25,18 @@ NS = 1_000_000_000
 @dataclass(frozen=True, slots=True)
 class Context:
     """What a generator may look at: the time (ns since run start), who asks, how many
-    ops are in flight on other threads."""
+    ops are in flight on other threads, and the asking thread's process (Jepsen's: a
+    thread goes on as a new process, with new clients, after an indeterminate op; a
+    workload whose clients hold state, as a consumer's positions, starts it afresh)."""
 
     now: int
     thread: int | str  # a worker number, or "nemesis"
     busy: int = 0
+    process: int | str | None = None  # None: not known (the thread's own number is used)
+
+    @property
+    def client_process(self) -> int | str:
+        return self.thread if self.process is None else self.process
 
 
 @dataclass(frozen=True, slots=True)

@@ -366,14 +366,15 @@ class Runner:
             self._crash = self._crash or exc
             self._stop.set()
 
-    def _next(self, thread: int | str) -> Op | None:
-        """The next op for `thread`, waiting while the generator says Pending."""
+    def _next(self, thread: int | str, process: int | str | None = None) -> Op | None:
+        """The next op for `thread` (now running as `process`), waiting while the generator
+        says Pending."""
         recorder, gen = self.recorder, self._gen
         assert recorder is not None and gen is not None
         with self._cond:
             while not self._stop.is_set():
                 now = recorder.elapsed_ns()
-                answer = gen.op(Context(now, thread, self._busy))
+                answer = gen.op(Context(now, thread, self._busy, process))
                 if answer is None:
                     self._cond.notify_all()
                     return None
@@ -400,7 +401,7 @@ class Runner:
                               concurrency=self.plan.scenario.concurrency, op_timeout=self.plan.scenario.op_timeout,
                               stop=self._stop)
         try:
-            while (template := self._next(thread)) is not None:
+            while (template := self._next(thread, worker.process)) is not None:
                 kind = INFO
                 try:
                     kind = worker.perform(template)

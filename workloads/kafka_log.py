@@ -98,7 +98,9 @@ class KafkaLogState:
 class KafkaLogOps:
     """The main phase's endless ops. A send goes to a random topic and key; each consumer op
     belongs to the consumer of the asking worker thread ("c<thread>"), whose first op is an
-    assign (so is the first after its process was replaced, see Unassigned)."""
+    assign from the beginning (so is the first of each new process of the thread, whose
+    consumer is a new one: Context.process; and the first after a client that could not
+    open, see Unassigned)."""
 
     def __init__(self, opts: KafkaLogOptions, state: KafkaLogState, rng: random.Random):
         self.opts, self.topics, self.unassigned, self.rng = opts, state.topics, state.unassigned, rng
@@ -116,10 +118,11 @@ class KafkaLogOps:
         tps = self.topics.partitions_of()
         chosen = sorted(r.sample(tps, r.randint(1, len(tps))))
         consumer = f"c{ctx.thread}"
-        # A fresh consumer (the thread's first, or a replaced process's) has no positions to keep.
-        fresh = ctx.thread not in self.assigned or self.unassigned.take(consumer)
+        # A fresh consumer (a new process's: the thread's first, or its successor after an
+        # indeterminate op, or one whose client could not open) has no positions to keep.
+        fresh = ctx.client_process not in self.assigned or self.unassigned.take(consumer)
         if fresh or reassign:
-            self.assigned.add(ctx.thread)
+            self.assigned.add(ctx.client_process)
             if o.group is not None:
                 return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
                                                  "seek": "committed"}}

@@ -117,9 +117,9 @@ class KafkaTxnOps:
         targets = [(r.choice(self.state.topics.names), r.randrange(o.partitions)) for _ in range(n)]
         abort = r.random() < o.abort_rate
         reassign = r.random() < o.reassign_probability
-        fresh = ctx.thread not in self.assigned or self.state.unassigned.take(consumer)
+        fresh = ctx.client_process not in self.assigned or self.state.unassigned.take(consumer)
         if fresh or reassign:
-            self.assigned.add(ctx.thread)
+            self.assigned.add(ctx.client_process)
             tps = self.state.topics.partitions_of()
             return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
                                              "seek": "beginning" if fresh else None}}

@@ -122,6 +122,23 @@ def test_a_consumer_whose_process_was_replaced_is_assigned_again_after_its_first
     assert [op["f"] for op in again] == ["assign", "poll"] and again[0]["value"]["seek"] == "beginning"
 
 
+@pytest.mark.parametrize("workload", ["kafka-log", "kafka-txn"])
+def test_a_new_process_of_a_thread_starts_with_an_assign_from_the_beginning(workload):
+    """Its consumer is a new one, with no positions: even when a re-assign without a seek is
+    drawn for it, the op says "beginning", as the new consumer does (the checkers judge
+    positions across a seek-null assign as kept)."""
+    options = {"reassign_probability": 1.0} | ({"send_fraction": 0.0} if workload == "kafka-log" else {})
+    w = workload_factory(workload)(options, VARIANT)
+    gen = w.generator(random.Random(7))
+    first = gen.op(Context(0, 4, process=4))
+    assert first["f"] == "assign" and first["value"]["seek"] == "beginning"
+    later = [gen.op(Context(0, 4, process=4)) for _ in range(30)]
+    assert None in {op["value"]["seek"] for op in later if op["f"] == "assign"}  # the old process keeps positions
+    successor = gen.op(Context(0, 4, process=10))
+    assert successor["f"] == "assign" and successor["value"]["consumer"] == "c4"
+    assert successor["value"]["seek"] == "beginning"
+
+
 def test_a_final_read_that_was_not_ok_is_asked_again_and_the_phase_ends_when_all_were_ok():
     w = workload_factory("kafka-log")({"topics": 1, "partitions": 2}, VARIANT)
     final = w.final_generator()
