@@ -16,7 +16,7 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, Message, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.health import _QUIET
@@ -25,6 +25,7 @@ from harness.op import FAIL, INFO, OK, Op
 from harness.workload import Workload, register_workload
 from workloads.final_reads import FinalReports, UntilOk
 from workloads.kafka_errors import error_code, send_outcome
+from workloads.partition_read import read_partition, record
 from workloads.producer import SharedProducer
 from workloads.topics import TopicSet
 
@@ -53,15 +54,6 @@ class KafkaLogOptions(BaseModel):
     # them share ProduceRequests too, which on a 2-core machine roughly doubled the
     # acknowledged sends/s of bench/workload.py (brokers spend their CPU per request).
     linger_ms: float = Field(10.0, ge=0, le=1000, description="producer linger.ms")
-
-
-def _record(msg: Message) -> dict[str, Any]:
-    raw = msg.value()
-    try:
-        value: Any = int(raw)
-    except (TypeError, ValueError):  # not ours (or empty): recorded as text, the checkers skip it
-        value = raw.decode(errors="replace") if raw is not None else None
-    return {"topic": msg.topic(), "partition": msg.partition(), "offset": msg.offset(), "value": value}
 
 
 class Unassigned:
@@ -247,7 +239,7 @@ class KafkaLogClient:
         errors = [m.error() for m in messages if m.error() is not None]
         if errors:
             return self._poll_failed(value, error_code(errors[0].code()))
-        records = [_record(m) for m in messages]
+        records = [record(m) for m in messages]
         if self.opts.group is not None:
             if records:
                 offsets = {}
@@ -280,34 +272,15 @@ class KafkaLogClient:
         """Every record of the partition from the beginning up to the high watermark, read by a
         fresh consumer, again until the high watermark stops growing; info "incomplete" if
         final_read_timeout ends first."""
-        tp = TopicPartition(value["topic"], value["partition"])
         consumer = self._new_consumer(f"ordeal-final-{self.process}")
-        deadline = time.monotonic() + self.opts.final_read_timeout
-        records: list[dict[str, Any]] = []
-        next_offset, high = 0, None
         try:
-            consumer.assign([TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING)])
-            while time.monotonic() < deadline and not self._closed.is_set():
-                try:
-                    _, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, min(2.0, deadline - time.monotonic())))
-                except KafkaException:
-                    time.sleep(0.1)
-                    continue
-                if high is not None and latest == high and next_offset >= high:
-                    break  # read up to a high watermark that did not grow since
-                high = latest
-                while next_offset < high and time.monotonic() < deadline:
-                    for msg in consumer.consume(num_messages=min(1000, high - next_offset), timeout=0.5):
-                        if msg.error() is not None or msg.offset() < next_offset:
-                            continue  # transient errors: the consumer retries on its own
-                        records.append(_record(msg))
-                        next_offset = msg.offset() + 1
-            else:
-                return {"type": INFO, "value": {**value, "records": records, "high_watermark": high},
-                        "error": "incomplete"}
+            records, high, complete = read_partition(consumer, value["topic"], value["partition"],
+                                                     time.monotonic() + self.opts.final_read_timeout,
+                                                     self._closed.is_set)
         finally:
             consumer.close()
-        return {"type": OK, "value": {**value, "records": records, "high_watermark": high}}
+        done = {**value, "records": records, "high_watermark": high}
+        return {"type": OK, "value": done} if complete else {"type": INFO, "value": done, "error": "incomplete"}
 
     def close(self) -> None:
         self._closed.set()

@@ -36,7 +36,8 @@ from harness.op import FAIL, INFO, OK, Op
 from harness.workload import Workload, register_workload
 from workloads.final_reads import FinalReports, UntilOk
 from workloads.kafka_errors import error_code
-from workloads.kafka_log import Unassigned, _record
+from workloads.kafka_log import Unassigned
+from workloads.partition_read import read_partition, record
 from workloads.topics import TopicSet
 
 READ_COMMITTED, READ_UNCOMMITTED = "read_committed", "read_uncommitted"
@@ -269,7 +270,7 @@ class KafkaTxnClient:
         if errors:
             self._assign_positions()  # back to where this poll began: nothing read is recorded
             raise KafkaException(errors[0])
-        records = [_record(msg) for msg in messages]
+        records = [record(msg) for msg in messages]
         for rec in records:
             self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
         return records
@@ -313,38 +314,18 @@ class KafkaTxnClient:
     # -- final read -------------------------------------------------------------------
     def final_read(self, value: dict[str, Any]) -> Op:
         """Every committed record of the partition, read_committed by a fresh consumer, until its
-        position reaches a high watermark that stopped growing. The position passes commit and
-        abort markers and aborted records, but stops at the first offset of a txn still open: the
-        read is then info "incomplete" once final_read_timeout ends, and asked again (the
-        coordinator aborts such a txn after transaction.timeout.ms)."""
-        tp = TopicPartition(value["topic"], value["partition"])
+        position reaches a high watermark that stopped growing (workloads.partition_read). The
+        position stops at the first offset of a txn still open: the read is then info
+        "incomplete" once final_read_timeout ends, and asked again (the coordinator aborts
+        such a txn after transaction.timeout.ms)."""
         consumer = self._new_consumer(f"final-{self.process}")
-        deadline = time.monotonic() + self.opts.final_read_timeout
-        records: list[dict[str, Any]] = []
-        position, high = 0, None
         try:
-            consumer.assign([TopicPartition(tp.topic, tp.partition, OFFSET_BEGINNING)])
-            while time.monotonic() < deadline:
-                try:
-                    _, latest = consumer.get_watermark_offsets(tp, timeout=max(0.1, min(2.0, deadline - time.monotonic())))
-                except KafkaException:
-                    time.sleep(0.1)
-                    continue
-                if high is not None and latest == high and position >= high:
-                    break
-                high = latest
-                while position < high and time.monotonic() < deadline:
-                    for msg in consumer.consume(num_messages=1000, timeout=0.5):
-                        if msg.error() is None and msg.offset() >= position:
-                            records.append(_record(msg))
-                    at = consumer.position([tp])[0].offset
-                    position = max(position, at if at >= 0 else 0)
-            else:
-                return {"type": INFO, "value": {**value, "records": records, "high_watermark": high},
-                        "error": "incomplete"}
+            records, high, complete = read_partition(consumer, value["topic"], value["partition"],
+                                                     time.monotonic() + self.opts.final_read_timeout)
         finally:
             consumer.close()
-        return {"type": OK, "value": {**value, "records": records, "high_watermark": high}}
+        done = {**value, "records": records, "high_watermark": high}
+        return {"type": OK, "value": done} if complete else {"type": INFO, "value": done, "error": "incomplete"}
 
     def close(self) -> None:
         if self.producer is not None:
