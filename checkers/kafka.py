@@ -15,7 +15,9 @@ Cost: the big inputs (acks, polled and final records) go through hash aggregatio
 with min/max/count only, which Spark combines map-side before it shuffles; those
 summaries name the few keys that may hold an anomaly, and only the rows under those
 keys are then examined in detail (joined against the keys, broadcast). Sorts are of
-acks and of one row per poll and partition, never of every polled record. Every step
+acks, of one row per poll and partition, and of the polled records with the final
+offsets once per partition (final_steps: so that a transactional log's offset gaps,
+which no reader sees, leave few polls and gaps to look at in detail). Every step
 is a hash aggregation, a sort or a join, so the cost grows as n log n at worst; none
 collects rows to the driver.
 """
@@ -248,21 +250,51 @@ def nonmonotonic_sends(acked: DataFrame) -> DataFrame:
                         F.struct("process", "topic", "partition", "prev_offset", "offset", "value"))
 
 
-def poll_runs(polls: DataFrame) -> DataFrame:
-    """One row per poll and partition: its records' first and last offset (in `pos` order), and
-    whether they run by one offset each (`run`: contiguous positions, offset - pos constant).
+def final_steps(polls: DataFrame, offsets: DataFrame) -> DataFrame:
+    """Every polled record with its `step`: where the final reads hold its (topic, partition,
+    offset), how many offsets they hold there up to it (1, 2, ...); else null.
 
-    Records of one poll sit together, so Spark folds them map-side before it shuffles.
+    Two records of a consumer follow one another without a skip or a rewind between them
+    when their steps do (the second's is the first's + 1), however far apart their offsets
+    are: in a transactional log, commit and abort markers and aborted records leave offset
+    gaps that no read_committed reader sees and no final read holds. One sort per partition
+    of its polled records with the offsets its final reads hold, and a running count.
     """
-    shift = F.col("offset") - F.col("pos")
-    return (polls.groupBy("consumer", *TP, "index")
-            .agg(F.count("*").alias("n"), F.count("offset").alias("n_offsets"),
+    held = offsets.filter(F.col("final") & F.col("offset").isNotNull())
+    none = {c: F.lit(None).cast(polls.schema[c].dataType).alias(c) for c in ("consumer", "index", "pos")}
+    marks = held.select(none["consumer"], *TP, none["index"], none["pos"], "offset", F.lit(0).alias("kind"))
+    records = polls.select("consumer", *TP, "index", "pos", "offset", F.lit(1).alias("kind"))
+    upto = Window.partitionBy(*TP).orderBy("offset", "kind").rowsBetween(Window.unboundedPreceding, 0)
+    final = F.col("kind") == 0
+    return (marks.unionByName(records)
+            .select("consumer", *TP, "index", "pos", "offset", "kind",
+                    F.sum(final.cast("long")).over(upto).alias("count"),
+                    F.max(F.when(final, F.col("offset"))).over(upto).alias("last_held"))
+            .filter(F.col("kind") == 1)
+            .select("consumer", *TP, "index", "pos", "offset",
+                    F.when(F.col("last_held") == F.col("offset"), F.col("count")).alias("step")))
+
+
+def poll_runs(steps: DataFrame) -> DataFrame:
+    """One row per poll and partition: its records' first and last offset and step (in `pos`
+    order; `steps` is `final_steps`), and whether they run on without a skip or a rewind
+    inside the poll (`run`: contiguous positions, and offset - pos or step - pos constant).
+
+    Partitioned by partition already (final_steps' sort), so this needs no shuffle.
+    """
+    contiguous = ((F.col("n") == F.col("n_offsets")) & (F.col("last_pos") - F.col("first_pos") + 1 == F.col("n")))
+    shift, step_shift = F.col("offset") - F.col("pos"), F.col("step") - F.col("pos")
+    return (steps.groupBy("consumer", *TP, "index")
+            .agg(F.count("*").alias("n"), F.count("offset").alias("n_offsets"), F.count("step").alias("n_steps"),
                  F.min("pos").alias("first_pos"), F.max("pos").alias("last_pos"),
                  F.min(shift).alias("low_shift"), F.max(shift).alias("high_shift"),
-                 F.min_by("offset", "pos").alias("first_offset"), F.max_by("offset", "pos").alias("last_offset"))
-            .withColumn("run", (F.col("n") == F.col("n_offsets"))
-                        & (F.col("last_pos") - F.col("first_pos") + 1 == F.col("n"))
-                        & (F.col("low_shift") == F.col("high_shift"))))
+                 F.min(step_shift).alias("low_step_shift"), F.max(step_shift).alias("high_step_shift"),
+                 F.min_by("offset", "pos").alias("first_offset"), F.max_by("offset", "pos").alias("last_offset"),
+                 F.min_by("step", "pos").alias("first_step"), F.max_by("step", "pos").alias("last_step"))
+            .withColumn("run", contiguous & ((F.col("low_shift") == F.col("high_shift"))
+                                             | ((F.col("n_steps") == F.col("n"))
+                                                & (F.col("low_step_shift") == F.col("high_step_shift")))))
+            .drop("n_offsets", "n_steps", "low_shift", "high_shift", "low_step_shift", "high_step_shift"))
 
 
 def assign_invokes(ops: DataFrame) -> DataFrame:
@@ -302,11 +334,12 @@ def _between(events: DataFrame, spans: DataFrame, by: list[str]) -> DataFrame:
 
 def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFrame:
     """Each polled record that does not follow its consumer's previous record of the same
-    partition by one offset, beside that previous record (prev_offset, prev_index).
+    partition by one offset nor by one step (final_steps), beside that previous record
+    (prev_offset, prev_index): only these can be a skip or a rewind.
 
     Between polls, a poll's first record follows the previous poll's last one; within a
-    poll only the polls whose records do not run by one (few) are looked at record by
-    record. Positions are judged per consumer and partition: an assign of the consumer
+    poll only the polls whose records do not run by one offset or one step (`poll_runs`:
+    few, in a transactional log as in a plain one) are looked at record by record. Positions are judged per consumer and partition: an assign of the consumer
     (its invoke: it may take effect any time after) resets the partitions it drops or
     seeks, and a pair that breaks the sequence across such an assign is dropped. An
     assign that keeps a partition without seeking (`kept_positions`) leaves its position
@@ -318,9 +351,14 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
     sequence (few) are counted, against the assigns (few).
     """
     by_poll = Window.partitionBy("consumer", *TP).orderBy("index")
+    # Two polls' records that follow one another by one step (final_steps) are no break,
+    # however far apart their offsets: a transactional log's markers between them.
     between = (runs.select("consumer", *TP, F.col("first_offset").alias("offset"), "index",
                            F.lag("last_offset").over(by_poll).alias("prev_offset"),
-                           F.lag("index").over(by_poll).alias("prev_index")))
+                           F.lag("index").over(by_poll).alias("prev_index"),
+                           F.coalesce(F.col("first_step") == F.lag("last_step").over(by_poll) + 1,
+                                      F.lit(False)).alias("step"))
+               .filter(~F.col("step")).drop("step"))
     in_poll = Window.partitionBy("consumer", *TP, "index").orderBy("pos")
     rough = _under(polls, runs.filter(~F.col("run")), ["consumer", *TP, "index"])
     within = rough.select("consumer", *TP, "offset", "index",
@@ -367,7 +405,8 @@ def poll_skips(sequences: DataFrame, offsets: DataFrame) -> DataFrame:
     direct = (placed.filter(F.col("dense").isNull() | F.col("dense"))
               .withColumn("skipped", F.coalesce(F.greatest(inside, F.lit(0)), F.lit(0))))
     sparse = placed.filter(~F.col("dense")).drop("held", "low", "high", "dense")
-    marks = _under(held, span.filter(~F.col("dense")), TP).select(
+    # Only the partitions where a gap needs counting are sorted (none, most often).
+    marks = _under(held, sparse.select(*TP).distinct(), TP).select(
         *TP, "offset", F.lit(0).alias("kind"), F.lit(None).cast("long").alias("gap"), F.lit(0).alias("sign"))
     # Final offsets <= prev_offset (query after them at a tie) are subtracted from those < offset.
     low = sparse.select(*TP, F.col("prev_offset").alias("offset"), F.lit(1).alias("kind"), "gap",
@@ -434,7 +473,7 @@ def kafka_findings(tables: Tables) -> Findings:
     seen = observations(acked, polls, finals)
     offsets = shared(offset_summary(seen))
     values = shared(value_summary(cells(seen, offsets), sends))
-    runs = shared(poll_runs(polls))
+    runs = shared(poll_runs(final_steps(polls, offsets)))
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
     sequences = shared(poll_sequences(ops, polls, runs))
     found = [

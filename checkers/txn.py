@@ -120,8 +120,11 @@ def torn_txns(seen: DataFrame) -> DataFrame:
     Only sends on drained partitions are judged; a txn needs two of them to be torn.
     """
     judged = seen.filter(F.col("type").isin("ok", "info") & F.col("judged"))
+    # Counts first (a cheap aggregate): only the few txns seen in part are listed in detail.
+    part = (judged.groupBy("index").agg(F.count("*").alias("n"), F.count(F.when(F.col("visible"), 1)).alias("v"))
+            .filter((F.col("v") > 0) & (F.col("v") < F.col("n"))))
     where = F.struct("topic", "partition", "value")
-    torn = (judged.groupBy("index", "process", "type")
+    torn = (judged.join(F.broadcast(part.select("index")), "index", "left_semi").groupBy("index", "process", "type")
             .agg(F.sort_array(F.collect_list(F.when(F.col("visible"), where))).alias("visible"),
                  F.sort_array(F.collect_list(F.when(~F.col("visible"), where))).alias("missing"),
                  F.array_sort(F.collect_set("final_index")).alias("finals"))

@@ -18,7 +18,7 @@ def _anomalies(tables, transform: str):
     offsets = kafka.offset_summary(seen)
     observed = kafka.cells(seen, offsets)
     values = kafka.value_summary(observed, sends)
-    runs = kafka.poll_runs(polls)
+    runs = kafka.poll_runs(kafka.final_steps(polls, offsets))
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
     return {
         "lost-write": lambda: kafka.lost_writes(acked, finals, drained, values),
@@ -373,6 +373,8 @@ def test_partitions_polled_without_a_final_read_are_where_poll_skip_is_not_judge
     h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 1, 4, 14)])
     h.final_read(9, "t0", 0, [(0, 10)])
     tables = ops_of(h)
-    unread = kafka.unread_polled_partitions(kafka.poll_runs(kafka.poll_records(tables.records)),
+    polls, finals = kafka.poll_records(tables.records), kafka.final_records(tables.records)
+    offsets = kafka.offset_summary(kafka.observations(kafka.acks(tables.sends), polls, finals))
+    unread = kafka.unread_polled_partitions(kafka.poll_runs(kafka.final_steps(polls, offsets)),
                                             kafka.final_partitions(tables.ops))
     assert [(r["topic"], r["partition"]) for r in unread.collect()] == [("t0", 1)]

@@ -163,6 +163,49 @@ def test_txn_polls_going_back_are_int_nonmonotonic_poll(ops_of, found):
     assert [r["evidence"] for r in _found(ops_of, found, h, "int-nonmonotonic-poll")] == [[t]]
 
 
+def _gappy_poll(polled: list[int], final: list[int]) -> tuple[HistoryBuilder, int]:
+    """One txn's poll of t0/0 at `polled` offsets; the final read holds `final` (the other
+    offsets: markers and aborted records, as in a transactional log)."""
+    h = HistoryBuilder()
+    _, t = h.txn(1, [poll_mop("c1", [("t0", 0, o, 10 + o) for o in polled])])
+    _finish(h, {("t0", 0): [(o, 10 + o) for o in final]})
+    return h, t
+
+
+def _runs(tables) -> list[bool]:
+    polls = kafka.poll_records(tables.records)
+    offsets = kafka.offset_summary(kafka.observations(kafka.acks(tables.sends), polls,
+                                                      kafka.final_records(tables.records)))
+    return [r["run"] for r in kafka.poll_runs(kafka.final_steps(polls, offsets)).collect()]
+
+
+def test_a_poll_over_marker_gaps_is_one_run_without_anomaly(ops_of, found):
+    h, _ = _gappy_poll([0, 2, 4], [0, 2, 4])
+    assert _runs(ops_of(h)) == [True]  # judged whole: no record-by-record look
+    assert [r for r in found(kafka.kafka_findings(ops_of(h)).rows)] == []
+
+
+@pytest.mark.parametrize("polled, final, anomaly", [
+    ([0, 2, 5], [0, 2, 4, 5], "int-poll-skip"),  # offset 4 held, jumped over
+    ([0, 4, 2], [0, 2, 4], "int-nonmonotonic-poll"),  # steps 1, 3, 2
+    ([0, 1, 3], [0, 2, 3], "int-poll-skip"),  # offset 1 polled, not held: 2 jumped over
+])
+def test_a_skip_or_rewind_inside_a_poll_over_marker_gaps_is_flagged(ops_of, found, polled, final, anomaly):
+    h, t = _gappy_poll(polled, final)
+    assert _runs(ops_of(h)) == [False]
+    assert [r["evidence"] for r in _found(ops_of, found, h, anomaly)] == [[t]]
+
+
+def test_txns_polling_on_over_a_marker_gap_do_not_skip_and_over_a_held_offset_do(ops_of, found):
+    for final, skipped in (([0, 2], []), ([0, 1, 2], [1])):
+        h = HistoryBuilder()
+        _, t1 = h.txn(1, [poll_mop("c1", [("t0", 0, 0, 10)])])
+        _, t2 = h.txn(1, [poll_mop("c1", [("t0", 0, 2, 12)])])
+        _finish(h, {("t0", 0): [(o, 10 + o) for o in final]})
+        rows = [r for r in found(kafka.kafka_findings(ops_of(h)).rows) if r["anomaly"] == "poll-skip"]
+        assert [(r["evidence"], r["example"]["skipped"]) for r in rows] == [([t1, t2], n) for n in skipped]
+
+
 # -- cycles ---------------------------------------------------------------------------
 
 def _crossed_writes(p1_order: str) -> tuple[HistoryBuilder, int, int]:
