@@ -160,6 +160,25 @@ class HistoryBuilder:
 
 # -- large histories for the benchmark --
 
+class _Lines:
+    """A large history's lines written straight to its file as they come, indexed in order
+    (too many to hold as op dicts); `close` returns how many."""
+
+    def __init__(self, path: Path):
+        self.out = path.open("w", buffering=1 << 20)
+        self.index = 0
+
+    def emit(self, process: Any, type_: str, f: str, value: str, extra: str = "") -> None:
+        p = json.dumps(process) if isinstance(process, str) else process
+        self.out.write(f'{{"index": {self.index}, "time": {self.index * 1000}, "process": {p}, "type": "{type_}", '
+                       f'"f": "{f}", "value": {value}{extra}}}\n')
+        self.index += 1
+
+    def close(self) -> int:
+        self.out.close()
+        return self.index
+
+
 def generate_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, partitions: int = 4,
                      channels: int = 4, osns: int = 3, consumers: int = 4, block_size: int = 10) -> int:
     """Write a valid history of about `n_ops` lines (Kafka log plus ordering); returns the count.
@@ -176,15 +195,8 @@ def generate_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, 
     last_hash = {ch: b"" for ch in chains}
     pending: dict[str, list[str]] = {ch: [] for ch in chains}
     tx_count = 0
-    index = 0
-    out = path.open("w", buffering=1 << 20)
-
-    def emit(process: Any, type_: str, f: str, value: str, extra: str = "") -> None:
-        nonlocal index
-        p = json.dumps(process) if isinstance(process, str) else process
-        out.write(f'{{"index": {index}, "time": {index * 1000}, "process": {p}, "type": "{type_}", '
-                  f'"f": "{f}", "value": {value}{extra}}}\n')
-        index += 1
+    lines = _Lines(path)
+    emit = lines.emit
 
     def cut(ch: str) -> None:
         txs = pending[ch]
@@ -203,7 +215,7 @@ def generate_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, 
         emit(1000 + c, "ok", "assign", v)
     n_final = len(tps) + len(chains) * osns
     send_processes = 16
-    while index < n_ops - 2 * n_final - 1:
+    while lines.index < n_ops - 2 * n_final - 1:
         roll = rng.random()
         if roll < 0.45:
             tp = tps[rng.randrange(len(tps))]
@@ -261,8 +273,7 @@ def generate_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, 
             inv = f'{{"channel": "{ch}", "osn": "osn{o}", "from": 0'
             emit(4001, "invoke", "deliver", inv + "}")
             emit(4001, "ok", "deliver", inv + f', "blocks": [{", ".join(blocks)}]}}')
-    out.close()
-    return index
+    return lines.close()
 
 
 def generate_txn_history(path: Path, n_ops: int, *, seed: int = 1, topics: int = 8, partitions: int = 4,
@@ -281,21 +292,14 @@ def generate_txn_history(path: Path, n_ops: int, *, seed: int = 1, topics: int =
     logs: dict[tuple[str, int], list[int | None]] = {tp: [] for tp in tps}  # value, or None (marker, aborted)
     next_value = dict.fromkeys((t for t, _ in tps), 0)
     positions = {c: dict.fromkeys(tps, 0) for c in range(consumers)}
-    index = 0
-    out = path.open("w", buffering=1 << 20)
-
-    def emit(process: Any, type_: str, f: str, value: str, extra: str = "") -> None:
-        nonlocal index
-        p = json.dumps(process) if isinstance(process, str) else process
-        out.write(f'{{"index": {index}, "time": {index * 1000}, "process": {p}, "type": "{type_}", '
-                  f'"f": "{f}", "value": {value}{extra}}}\n')
-        index += 1
+    lines = _Lines(path)
+    emit = lines.emit
 
     for c in range(consumers):
         v = json.dumps({"consumer": f"c{c}", "partitions": [list(tp) for tp in tps], "seek": "beginning"})
         emit(1000 + c, "invoke", "assign", v)
         emit(1000 + c, "ok", "assign", v)
-    while index < n_ops - 2 * len(tps) - 1:
+    while lines.index < n_ops - 2 * len(tps) - 1:
         process = rng.randrange(16)
         c = process % consumers
         abort = rng.random() < abort_rate
@@ -338,5 +342,4 @@ def generate_txn_history(path: Path, n_ops: int, *, seed: int = 1, topics: int =
         inv = f'{{"topic": "{topic}", "partition": {part}'
         emit(4000, "invoke", "final-read", inv + "}")
         emit(4000, "ok", "final-read", inv + f', "records": [{recs}], "high_watermark": {len(logs[(topic, part)])}}}')
-    out.close()
-    return index
+    return lines.close()
