@@ -111,26 +111,27 @@ def test_a_reassign_without_seek_keeps_a_partitions_position_past_what_librdkafk
         value = {"consumer": "c3", "partitions": [list(tp) for tp in tps], "seek": seek}
         assert invoke(client, "assign", value)["type"] == OK
 
-    def poll_until(tp, count):
+    def poll_until(counts):
+        """Polls until each partition named has given at least its count of records."""
         seen = defaultdict(list)
         for _ in range(40):  # bounded: 40 polls of at most 0.5 s
             answer = invoke(client, "poll", {"consumer": "c3"})
             assert answer["type"] == OK, answer
             for r in answer["value"]["records"]:
                 seen[(r["topic"], r["partition"])].append(r["offset"])
-            if len(seen[tp]) >= count:
+            if all(len(seen[tp]) >= count for tp, count in counts.items()):
                 break
         return seen
 
     try:
         assign([kept], "beginning")
-        first = poll_until(kept, 1)[kept]
+        first = poll_until({kept: 1})[kept]
         time.sleep(1.0)  # librdkafka fetches the rest of the partition meanwhile
         assign([kept, added], None)
-        after = poll_until(kept, len(n) - len(first))
+        after = poll_until({kept: len(n) - len(first), added: 1})
         assign([added], None)
         assign([kept, added], None)
-        again = poll_until(kept, 1)[kept]
+        again = poll_until({kept: 1})[kept]
     finally:
         client.close()
     assert (first, after[kept], after[added][:1], again[:1]) == (
