@@ -10,15 +10,20 @@ adaptive re-planning and no broadcast joins (each runs as Spark jobs of their ow
 whole-stage code generation (compiling it costs more than it saves on so few rows), and
 the frames several checks share materialized at once (checkers.checker.shared), which
 keeps the plans after them small. A JVM started for small histories compiles with C1
-only: its quicker start and warm-up pay, and C2's faster code would not.
+only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
+classes a check loads from an archive built once (checkers.class_archive).
 """
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable
 from pathlib import Path
 
 from pyspark.sql import SparkSession
+
+from checkers.class_archive import QUIET_CDS
+from checkers.class_archive import java_options as class_archive_options
 
 LOCAL_MASTER = "local[*]"
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -85,14 +90,30 @@ class SessionOnDemand:
                  small: bool | None = None) -> None:
         self.master, self.announce, self.small = master, announce or (lambda _: None), small
         self.session: SparkSession | None = None
+        self.failed: SparkUnavailable | None = None
+        self._lock = threading.Lock()  # checks running side by side ask at once
 
     def get(self, ops: int) -> SparkSession:
-        """The session, started for a history of `ops` ops if there is none yet."""
-        if self.session is None:
-            self.announce("starting Spark")
-            small = small_input(ops) if self.small is None else self.small
-            self.session = spark_session(self.master, small_inputs=small)
-        return self.session
+        """The session, started for a history of `ops` ops if there is none yet (a start that
+        failed is not tried again: SparkUnavailable each time)."""
+        with self._lock:
+            if self.failed is not None:
+                raise self.failed
+            if self.session is None:
+                self.announce("starting Spark")
+                small = small_input(ops) if self.small is None else self.small
+                try:
+                    self.session = spark_session(self.master, small_inputs=small)
+                except SparkUnavailable as exc:
+                    self.failed = exc
+                    raise
+            return self.session
+
+
+def is_local(master: str | None) -> bool:
+    """Whether `master` (None: the default) runs Spark in this machine's one JVM."""
+    master = master or LOCAL_MASTER
+    return master == "local" or master.startswith("local[")
 
 
 def local_cores(master: str) -> int:
@@ -101,10 +122,17 @@ def local_cores(master: str) -> int:
     return int(inside) if inside.isdigit() else os.cpu_count() or 1  # "*" (Spark rejects the rest)
 
 
+def small_jvm_options() -> str:
+    """The driver JVM's options in a session for small histories (the class archive's aside)."""
+    return f"{_DEFAULTS['spark.driver.extraJavaOptions']} {_C1_ONLY}"
+
+
 def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
-                  small_inputs: bool = False) -> SparkSession:
+                  small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
     """The session for `master` (local[*] when None); an already running one is reused as it is.
-    `small_inputs`: the JVM will check small histories only (C1 compiler only)."""
+    `small_inputs`: the JVM will check small histories only (C1 compiler only), and maps the
+    classes of checkers.class_archive if it is built. `class_dump`: instead, the JVM writes
+    the classes it loaded there as it exits (how that archive is built)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
@@ -112,7 +140,9 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
     builder = SparkSession.builder.master(master).appName(app_name)
     settings = dict(_DEFAULTS)
     if small_inputs:
-        settings["spark.driver.extraJavaOptions"] += f" {_C1_ONLY}"
+        options = small_jvm_options()
+        archive = f"-XX:ArchiveClassesAtExit={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
+        settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
         # Two tasks per core: fewer leaves a core idle behind a slow task, more only adds

@@ -1,0 +1,134 @@
+"""A class-data-sharing (CDS) archive of the classes a check loads, for the checker's JVM.
+
+A fresh `ordeal check` of a small history (and the check at the end of every `ordeal
+run`) spends most of its time in a JVM that loads and links some 20,000 classes of
+Spark, Scala and Hadoop before its first job. The JVM can map them from an archive
+instead (JDK 13+ dynamic archive: -XX:ArchiveClassesAtExit, then -XX:SharedArchiveFile).
+`make bootstrap` builds the archive once by checking two small synthetic histories (a
+plain one and a transactional one) in a JVM that dumps what it loaded when it exits;
+every later JVM for small histories maps it. Measured on the 2-core machine: session
+start 2.9 s -> 1.4 s, a first check of a 3,000-op history 13.2 s -> 10.1 s, JVM CPU 21 ->
+15 s (bench/checkers.py prints the figures).
+
+The archive is kept in ordeal's cache (`ORDEAL_CACHE`, default ~/.cache/ordeal, as for
+the images) under a hash of its inputs: the java binary, the Spark jars and the JVM
+options. A JVM whose classpath or options do not match an archive ignores it (and is
+told to say nothing about it), so a stale or missing archive costs speed, never a check.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ARCHIVE_PREFIX = "spark-classes-"
+# The JVM ignores an archive that does not match it; these keep it quiet about that.
+QUIET_CDS = "-Xlog:cds*=off"
+TRAINING_OPS = 3000
+KEEP = 3  # archives kept (some 180 MB each)
+
+
+def cache_dir() -> Path:
+    """ordeal's cache, as clusters/bootstrap.sh defines it."""
+    return Path(os.environ.get("ORDEAL_CACHE") or Path.home() / ".cache" / "ordeal")
+
+
+def _java() -> Path | None:
+    home = os.environ.get("JAVA_HOME")
+    found = Path(home) / "bin" / "java" if home else (Path(w) if (w := shutil.which("java")) else None)
+    return found.resolve() if found is not None and found.exists() else None
+
+
+def archive_path(jvm_options: str, cache: Path | None = None) -> Path | None:
+    """Where the archive for a JVM started with `jvm_options` is (or goes); None without java."""
+    import pyspark
+
+    java = _java()
+    if java is None:
+        return None
+    jars = Path(pyspark.__file__).parent / "jars"
+    key = hashlib.sha256()
+    stat = java.stat()
+    key.update(f"{java}:{stat.st_size}:{stat.st_mtime_ns}\n{jars}\n{pyspark.__version__}\n{jvm_options}\n".encode())
+    for jar in sorted(jars.glob("*.jar")) if jars.is_dir() else []:
+        key.update(f"{jar.name}:{jar.stat().st_size}\n".encode())
+    return (cache or cache_dir()) / f"{ARCHIVE_PREFIX}{key.hexdigest()[:16]}.jsa"
+
+
+def java_options(jvm_options: str) -> str:
+    """What to add to `jvm_options` so that the JVM maps the archive built for them ("" if none is built)."""
+    path = archive_path(jvm_options)
+    return f"-XX:SharedArchiveFile={path} {QUIET_CDS}" if path is not None and path.is_file() else ""
+
+
+def _train(dump: Path, work: Path) -> None:
+    """In a child process: check the training histories in a JVM that dumps its classes to `dump`."""
+    from checkers.check import check_history
+    from checkers.session import spark_session
+    from checkers.synthetic import generate_history, generate_txn_history
+
+    spark = spark_session(small_inputs=True, class_dump=dump)
+    for name, generate in (("plain", generate_history), ("txn", generate_txn_history)):
+        run = work / name
+        run.mkdir()
+        generate(run / "history.jsonl", TRAINING_OPS, seed=1)
+        check_history(run, spark=spark)
+    print(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), flush=True)
+    spark.stop()
+
+
+def build(cache: Path, timeout: float = 600.0) -> str:
+    """Build the archive for the small-history JVM unless it exists; returns what was done."""
+    from checkers.session import small_jvm_options
+
+    options = small_jvm_options()
+    target = archive_path(options, cache)
+    if target is None:
+        return "no java: no class archive"
+    if target.is_file():
+        return f"class archive ready ({target.name})"
+    cache.mkdir(parents=True, exist_ok=True)
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="ordeal-cds-", dir=cache) as tmp:
+        dump = Path(tmp) / "dump.jsa"
+        child = subprocess.run([sys.executable, "-m", "checkers.class_archive", "--train", str(dump), tmp],
+                               capture_output=True, text=True, timeout=timeout)
+        if child.returncode != 0:
+            raise RuntimeError(f"training check failed (exit {child.returncode}): "
+                               f"{(child.stderr.strip().splitlines() or ['no output'])[-1]}")
+        jvm = int(child.stdout.split()[-1])
+        deadline = time.monotonic() + 120  # bounded: the JVM writes the archive as it exits
+        while Path(f"/proc/{jvm}").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if not dump.is_file() or Path(f"/proc/{jvm}").exists():
+            raise RuntimeError("the JVM wrote no class archive")
+        os.replace(dump, target)
+    # Archives of other inputs (older Spark or java, another checkout) only take space: the newest few stay.
+    for old in sorted(cache.glob(f"{ARCHIVE_PREFIX}*.jsa"), key=lambda p: p.stat().st_mtime)[:-KEEP]:
+        old.unlink(missing_ok=True)
+    return f"class archive built in {time.monotonic() - started:.0f} s ({target.name})"
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m checkers.class_archive", description=__doc__.splitlines()[0])
+    p.add_argument("--cache", type=Path, default=None, help="ordeal's cache (default $ORDEAL_CACHE or ~/.cache/ordeal)")
+    p.add_argument("--train", nargs=2, metavar=("DUMP", "WORK"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.train:
+        _train(Path(args.train[0]), Path(args.train[1]))
+        return 0
+    try:
+        print(build(args.cache or cache_dir()))
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:  # checks still run, only slower
+        print(f"warning: no class archive: {exc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
