@@ -17,8 +17,8 @@ kafka-txn's shape: checkers.synthetic.generate_txn_history) of each size, after 
 Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--batch 20`):
 first a fresh `ordeal check` of one such history (a new process and JVM, no Parquet
 copy), then `ordeal check` of `--batch` distinct ones in one call (one process, one
-Spark), with the time of the first and the mean of the others, each with the CPU
-seconds of the whole process tree (the JVM included: this process becomes the
+Spark), with the time to the first verdict and the mean time per verdict after it, each
+with the CPU seconds of the whole process tree (the JVM included: this process becomes the
 subreaper of the command's descendants and reaps them). `--small 0` skips them.
 
 Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh] [--txn] [--small 3000] [--batch 20]
@@ -33,6 +33,7 @@ import resource
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -98,35 +99,29 @@ def _become_subreaper() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess]:
-    """(wall seconds, CPU seconds of the whole process tree, the finished process) of `command`."""
+def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess, list[float]]:
+    """(wall seconds, CPU seconds of the whole process tree, the finished process, the
+    seconds at which each line of its stdout arrived) of `command`."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, cwd=Path(__file__).resolve().parent.parent)
-    seconds = time.perf_counter() - started
+    with tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True,
+                                cwd=Path(__file__).resolve().parent.parent)
+        lines, at = [], []
+        for line in proc.stdout:  # ends with the command's stdout
+            lines.append(line)
+            at.append(time.perf_counter() - started)
+        proc.wait()
+        seconds = time.perf_counter() - started
+        err.seek(0)
+        done = subprocess.CompletedProcess(command, proc.returncode, "".join(lines), err.read())
     while True:  # the descendants it left behind (a JVM shutting down), bounded by their exit
         try:
             os.waitpid(-1, 0)
         except ChildProcessError:
             break
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done
-
-
-# Checks `paths` in one process and one Spark, printing each one's wall seconds (as a JSON list):
-# what `ordeal check PATH...` does, timed per history.
-_BATCH = """
-import json, sys, time
-from checkers.check import check_history
-from checkers.session import spark_session
-spark = spark_session(sys.argv[1])
-times = []
-for path in sys.argv[2:]:
-    started = time.perf_counter()
-    check_history(path, spark=spark)
-    times.append(time.perf_counter() - started)
-print(json.dumps(times))
-"""
+    return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done, at
 
 
 def _small(args: argparse.Namespace) -> None:
@@ -141,20 +136,21 @@ def _small(args: argparse.Namespace) -> None:
         (run / "results.json").unlink(missing_ok=True)
         runs.append(run)
     ordeal = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
-    seconds, cpu, done = _timed([*ordeal, str(runs[0])])
+    seconds, cpu, done, _ = _timed([*ordeal, str(runs[0])])
     print(f"{n:>11,} ops: {'fresh ordeal check':<24} {seconds:7.1f} s  CPU (all processes) {cpu:6.1f} s  "
           f"load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
     for run in runs:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
-    seconds, cpu, done = _timed([sys.executable, "-c", _BATCH, args.spark_master, *map(str, runs)])
-    if done.returncode != 0:
-        print(f"batch failed: {done.stderr.strip().splitlines()[-1:]}")
+    seconds, cpu, done, at = _timed([*ordeal, *map(str, runs)])
+    verdicts = [t for t, line in zip(at, done.stdout.splitlines()) if line.startswith("valid:")]
+    if len(verdicts) != len(runs):
+        print(f"batch failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
         return
-    times = json.loads(done.stdout.strip().splitlines()[-1])
-    rest = times[1:]
-    print(f"{n:>11,} ops: {len(runs)} in one process: {seconds:6.1f} s  CPU (all processes) {cpu:6.1f} s  "
-          f"first {times[0]:5.1f} s, then {sum(rest) / max(1, len(rest)):5.2f} s each "
-          f"(max {max(rest, default=0):5.2f} s)  load {os.getloadavg()[0]:4.1f}", flush=True)
+    # A verdict line is printed as each history's check ends (in order; small ones are
+    # checked side by side): after the first, the time per history is the mean gap.
+    rest = (verdicts[-1] - verdicts[0]) / max(1, len(runs) - 1)
+    print(f"{n:>11,} ops: {len(runs)} in one ordeal check: {seconds:6.1f} s  CPU (all processes) {cpu:6.1f} s  "
+          f"first {verdicts[0]:5.1f} s, then {rest:5.2f} s each  load {os.getloadavg()[0]:4.1f}", flush=True)
 
 
 def main() -> int:

@@ -17,6 +17,8 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
@@ -94,7 +96,8 @@ def run_check(args: argparse.Namespace) -> int:
     # Imported here so that `ordeal --help` does not load Spark.
     from checkers.check import RESULTS_FILE, check_history, results_dir
     from checkers.history import HistoryError
-    from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand, SparkUnavailable
+    from checkers.session import (LOCAL_MASTER, SMALL_INPUT_BYTES, SessionOnDemand, SparkUnavailable, is_local,
+                                  local_cores)
 
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
@@ -125,33 +128,45 @@ def run_check(args: argparse.Namespace) -> int:
     small = all(h.stat().st_size < SMALL_INPUT_BYTES for h in histories)
     spark = SessionOnDemand(master, lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True),
                             small=small)
-    for n, history in enumerate(histories, 1):
+
+    def say_for(n: int, history: Path) -> Callable[[str], None]:
         label = f"[{n}/{len(histories)}] {history}: " if several else ""
+        return lambda line: print(f"ordeal check: {label}{line}", file=sys.stderr, flush=True)
 
-        def say(line: str, label: str = label) -> None:
-            print(f"ordeal check: {label}{line}", file=sys.stderr, flush=True)
-
+    def check(n: int, history: Path) -> dict | Exception:
         try:
-            results = check_history(history, out_dir=args.out, idempotent=args.idempotent, spark=spark, progress=say)
-        except SparkUnavailable as exc:  # no other history can be checked either
-            fail(str(exc))
-            codes.append(EXIT_BAD_INPUT)
-            break
-        except HistoryError as exc:
-            fail(str(exc))
-            codes.append(EXIT_BAD_INPUT)
-            if several:
-                print(f"bad input: see above  -> {history}", flush=True)
-            continue
-        for warning in results["warnings"]:
-            say(f"warning: {warning}")
-        out = results_dir(history, args.out)
-        if args.report:
-            _report(out, say)
-        summary = {name: a["count"] for name, a in results["anomalies"].items()}
-        print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_FILE}",
-              flush=True)
-        codes.append(exit_code(results["valid"]))
+            return check_history(history, out_dir=args.out, idempotent=args.idempotent, spark=spark,
+                                 progress=say_for(n, history))
+        except (SparkUnavailable, HistoryError) as exc:
+            return exc
+
+    # Small histories are checked side by side, one per core of a local Spark: a small check
+    # mostly waits on one thread of the JVM planning its queries (bench/checkers.py, --batch).
+    workers = min(len(histories), local_cores(master or LOCAL_MASTER)) if small and is_local(master) else 1
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="check") as pool:
+        answers = pool.map(check, range(1, len(histories) + 1), histories)
+        for n, (history, results) in enumerate(zip(histories, answers), 1):
+            say = say_for(n, history)
+            if isinstance(results, SparkUnavailable):  # no other history can be checked either
+                fail(str(results))
+                codes.append(EXIT_BAD_INPUT)
+                pool.shutdown(cancel_futures=True)
+                break
+            if isinstance(results, HistoryError):
+                fail(str(results))
+                codes.append(EXIT_BAD_INPUT)
+                if several:
+                    print(f"bad input: see above  -> {history}", flush=True)
+                continue
+            for warning in results["warnings"]:
+                say(f"warning: {warning}")
+            out = results_dir(history, args.out)
+            if args.report:
+                _report(out, say)
+            summary = {name: a["count"] for name, a in results["anomalies"].items()}
+            print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_FILE}",
+                  flush=True)
+            codes.append(exit_code(results["valid"]))
     if several:
         tally = {name: codes.count(code) for name, code in
                  (("valid", EXIT_VALID), ("invalid", EXIT_INVALID), ("unknown", EXIT_UNKNOWN),
