@@ -106,16 +106,18 @@ class TargetedIsrShrink(Fault):
         Firewall(self.cluster).apply(graph)
         return op("partition", self.name, **topologies.describe(graph, "leader-from-followers"), **plan)
 
-    def state(self) -> PartitionState:
+    def state(self, via: str | None = None) -> PartitionState:
         assert self.plan is not None
-        return partition_state(self.cluster, self.plan["topic"], self.plan["partition"])
+        return partition_state(self.cluster, self.plan["topic"], self.plan["partition"], via)
 
     def wait_isr_shrunk(self, timeout: float = 40.0) -> PartitionState:
-        """Until the ISR holds the in-sync group only (bounded); the last state seen."""
+        """Until the ISR holds the in-sync group only (bounded); the last state seen. Asked
+        of the leader: it shrank the ISR, and the stale followers, cut from the controller
+        in ZooKeeper mode, would answer with the ISR from before the cut."""
         assert self.plan is not None
         deadline = time.monotonic() + timeout
         while True:
-            state = self.state()
+            state = self.state(via=self.plan["leader"])
             if set(state.isr) <= set(self.plan["in_sync"]) or time.monotonic() > deadline:
                 return state
             time.sleep(POLL)

@@ -113,8 +113,12 @@ def user_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, i
                   for p in t.partitions)
 
 
-def partition_state(cluster: Any, topic: str, partition: int = 0) -> PartitionState:
-    admin = admin_client(cluster.bootstrap_servers())
+def partition_state(cluster: Any, topic: str, partition: int = 0, via: str | None = None) -> PartitionState:
+    """The partition as the metadata says. `via` names the one broker to ask: a broker cut
+    from the controller keeps the ISR it last heard of, and a client bootstrapped to every
+    broker may ask that one."""
+    servers = cluster.proxy_address(cluster.node(via)) if via else cluster.bootstrap_servers()
+    admin = admin_client(servers)
     meta = admin.list_topics(topic, timeout=10)
     t = meta.topics.get(topic)
     part = t.partitions.get(partition) if t is not None else None
