@@ -67,6 +67,12 @@ _SMALL_INPUT: dict[str, str] = {
     "spark.sql.optimizer.disableHints": "true",
     "spark.sql.codegen.wholeStage": "false",
 }
+# Below this many ops, expressions are evaluated without generated code: compiling a
+# check's classes (Janino) costs a first check of 3,000 ops about 1.5 s of its 10 s, and
+# evaluating its rows costs little; from some 20,000 ops generated code pays once compiled
+# (the classes are cached for later checks in the session).
+INTERPRETED_OPS = 10_000
+_INTERPRETED: dict[str, str] = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
 # Where the session says whether its current history is small (checkers.checker.shared reads it).
 SMALL_FLAG = "ordeal.small_input"
 # C1 alone gets the JVM's non-tiered code cache of 48 MiB, which Spark's generated classes
@@ -160,17 +166,19 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
 
 
 def fit_to_input(spark: SparkSession, ops: int) -> None:
-    """Set the session's SQL settings for a history of `ops` ops: those for small inputs, or
-    the session's own (kept in its conf the first time, "" where it had none)."""
+    """Set the session's SQL settings for a history of `ops` ops: those for small inputs (and
+    for the smallest, interpreted expressions), or the session's own (kept in its conf the
+    first time, "" where it had none)."""
     conf = spark.conf
     small = small_input(ops)
-    for key, value in _SMALL_INPUT.items():
+    for key, value, wanted in [*((k, v, small) for k, v in _SMALL_INPUT.items()),
+                               *((k, v, ops < INTERPRETED_OPS) for k, v in _INTERPRETED.items())]:
         kept = f"ordeal.base.{key}"
         base = conf.get(kept, None)
         if base is None:
             base = conf.get(key, None) or ""
             conf.set(kept, base)
-        if small:
+        if wanted:
             conf.set(key, value)
         elif base:
             conf.set(key, base)
