@@ -14,7 +14,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, TimeoutError as FutureTimeout
-from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -36,13 +35,13 @@ class TopicsNotReady(RuntimeError):
 
 
 def create_topics(bootstrap_servers: str, topics: list[NewTopic], timeout: float = READY_TIMEOUT) -> None:
-    """Create `topics` (existing ones are kept) and return once each partition has a leader."""
+    """Create `topics` (existing ones are kept) and return once each partition has a leader,
+    as every broker that answers tells it."""
     deadline = time.monotonic() + timeout
     _until_answered(bootstrap_servers, lambda admin, names: admin.create_topics(
                         [t for t in topics if t.topic in names], request_timeout=_REQUEST_TIMEOUT),
                     [t.topic for t in topics], KafkaError.TOPIC_ALREADY_EXISTS, "created", deadline)
-    wait_for_leaders(admin_client(bootstrap_servers),
-                     [(t.topic, p) for t in topics for p in range(t.num_partitions)], deadline)
+    wait_for_leaders(bootstrap_servers, [(t.topic, p) for t in topics for p in range(t.num_partitions)], deadline)
 
 
 def delete_topics(bootstrap_servers: str, names: list[str], timeout: float = READY_TIMEOUT) -> None:
@@ -78,20 +77,30 @@ def _until_answered(bootstrap_servers: str, request: Callable[[AdminClient, set[
             time.sleep(1.0)
 
 
-def wait_for_leaders(admin: Any, partitions: list[tuple[str, int]], deadline: float) -> None:
-    """Return once the metadata a broker serves names a leader for each of `partitions`."""
-    missing = partitions
+def wait_for_leaders(bootstrap_servers: str, partitions: list[tuple[str, int]], deadline: float) -> None:
+    """Return once the metadata each broker serves names a leader for each of `partitions`.
+    The controller creates a topic and the other brokers hear of it a moment later, and the
+    next client may ask any of them (a fault's target, right after the topic is made, was not
+    found so). A broker that does not answer (down) is not waited for; one must answer."""
+    admins = {server: admin_client(server) for server in bootstrap_servers.split(",")}
+    lagging: list[tuple[str, tuple[str, int]]] = []
     while True:
-        try:
-            metadata = admin.list_topics(timeout=5)
-        except KafkaException:
-            pass  # no broker answered this time; the deadline decides
-        else:
+        complete, lagging = 0, []
+        for server, admin in admins.items():
+            try:
+                metadata = admin.list_topics(timeout=5)
+            except KafkaException:
+                continue  # no answer from this broker this time
             missing = [(t, p) for t, p in partitions
                        if t not in metadata.topics or p not in metadata.topics[t].partitions
                        or metadata.topics[t].partitions[p].leader < 0]
-            if not missing:
-                return
+            if missing:
+                lagging.append((server, missing[0]))
+            else:
+                complete += 1
+        if complete and not lagging:
+            return
         if time.monotonic() > deadline:
-            raise TopicsNotReady(f"no leader for {len(missing)} partitions, e.g. {missing[0][0]}/{missing[0][1]}")
+            raise TopicsNotReady(f"no leader for {lagging[0][1][0]}/{lagging[0][1][1]} as {lagging[0][0]} tells it"
+                                 if lagging else "no broker answered for the topics' metadata")
         time.sleep(0.2)
