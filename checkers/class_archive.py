@@ -125,8 +125,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         print(build(args.cache or cache_dir()))
-    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:  # checks still run, only slower
-        print(f"warning: no class archive: {exc}")
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, checks still run, only slower
+        print(f"warning: no class archive: {exc.__class__.__name__}: {exc}")
     return 0
 
 
