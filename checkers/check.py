@@ -104,7 +104,6 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     history = load_history(source, out / (source.stem + ".parquet"), progress)
     running = [c for c in CHECKS if c.reads(history.counts)]
     found: dict[str, Findings] = {}
-    session: SparkSession | None = None
     if running:
         if spark is None:
             spark = SessionOnDemand(spark_master, say)
@@ -113,12 +112,7 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
         fit_to_input(session, history.counts.ops)
         tables = history.tables(session)
         found = {c.name: c.find(tables) for c in running}
-    try:
-        results = judge(history, found, idempotent=idempotent,
-                        proven=any(c.proves(history.counts) for c in running))
-    finally:
-        if session is not None:  # the findings persist the frames they share; nothing else is cached
-            session.catalog.clearCache()
+    results = judge(history, found, idempotent=idempotent, proven=any(c.proves(history.counts) for c in running))
     results.update(variant=run.variant, scenario=run.scenario)
     (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
     return results
@@ -157,7 +151,7 @@ def _collect(found: dict[str, Findings]) -> tuple[dict[str, Any], dict[str, list
     Per anomaly: its count, the first examples and the first evidence indices (all
     bounded); per anomaly not judged somewhere: the first places and how many more.
     Everything is one union of small rows (part, name, n, text) collected once; the
-    anomaly rows, read by three parts of it, are persisted so that they are computed once.
+    anomaly rows, read by three parts of it, are computed once (checkers.checker.shared).
     """
     rows = shared(_union([f.rows for f in found.values()]))
     first = Window.partitionBy("anomaly").orderBy("order", "example")

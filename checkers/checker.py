@@ -21,7 +21,6 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from checkers.history import Counts, Tables
-from checkers.session import is_small
 
 NOT_JUDGED_COLUMNS = ("anomaly", "reason", "order")
 STAT_COLUMNS = ("stat", "value")
@@ -65,9 +64,11 @@ def padded(n: Column) -> Column:
 
 
 def shared(df: DataFrame) -> DataFrame:
-    """A frame several checks read, computed once: persisted (the caller clears the session's
-    cache), or for a small history computed at once into a plan leaf of its own (a local
-    checkpoint), so that the plans that read it stay small and cheap to run."""
-    if is_small(df.sparkSession):
-        return df.localCheckpoint(eager=True)
-    return df.persist()
+    """A frame several checks read, computed once, at once, into a plan leaf of its own (a
+    local checkpoint), so that the plans that read it stay small and cheap to plan and run.
+
+    Not persist(): every frame built after a persisted one is matched against the cached
+    plans, and a 10M-op check then spent 8 s planning before its first task (28 s with
+    checkpoints, 37 s with persist, warm JVM: bench/checkers.py). Its blocks go when the
+    frame is no longer referenced (Spark's context cleaner)."""
+    return df.localCheckpoint(eager=True)

@@ -246,7 +246,7 @@ def ordering_findings(tables: Tables) -> Findings:
     """Anomaly rows of every ordering checker, the channels where lost-tx cannot be judged and
     the (channel, osn) where lagging-osn cannot.
 
-    The chain and the tx summary, which several checkers share, are persisted: the caller clears the cache.
+    The chain and the tx summary, which several checkers share, are computed once (checkers.checker.shared).
     """
     chain = shared(delivered_blocks(tables.blocks))
     txs = chain_txs(chain)

@@ -187,7 +187,7 @@ def txn_anomalies(tables: Tables, kafka_rows: DataFrame) -> tuple[DataFrame, Dat
     with txns (tables.mops and tables.txns set); `kafka_rows` are the kafka checker's
     (checkers.kafka), of which int_poll_orders names the txns' own.
 
-    The frames several checks read are shared (checkers.checker): the caller clears the cache."""
+    The frames several checks read are computed once (checkers.checker.shared)."""
     from checkers.txn_cycles import cycle_anomalies
 
     assert tables.mops is not None and tables.txns is not None
