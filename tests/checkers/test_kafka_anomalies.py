@@ -378,3 +378,37 @@ def test_partitions_polled_without_a_final_read_are_where_poll_skip_is_not_judge
     unread = kafka.unread_polled_partitions(kafka.poll_runs(kafka.final_steps(polls, offsets)),
                                             kafka.final_partitions(tables.ops))
     assert [(r["topic"], r["partition"]) for r in unread.collect()] == [("t0", 1)]
+
+
+@pytest.fixture(params=["1", "4"], ids=["small: one sort", "large: arithmetic where dense"])
+def shuffle_partitions(request, spark):
+    """The session shuffling into one partition (a small history's setting) or several."""
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", request.param)
+    yield request.param
+    spark.conf.set("spark.sql.shuffle.partitions", before)
+
+
+def test_final_steps_count_the_held_offsets_whether_a_partition_is_dense_sparse_or_unread(ops_of, shuffle_partitions):
+    """A dense partition's steps are arithmetic, a sparse one's counted, an unread one's null
+    (for a large history; a small one's are all counted); every way gives a polled offset the
+    final reads do not hold (or lie beyond) no step."""
+    h = HistoryBuilder()
+    polled = {("t0", 0): [3, 5, 6, 8, 9], ("t0", 1): [0, 2, 3, 4, 7], ("t0", 2): [0, 1]}
+    h.poll(0, "c1", [(t, p, o, f"{t}/{p}/{o}") for (t, p), offsets in polled.items() for o in offsets])
+    held = {("t0", 0): [4, 5, 6, 7, 8], ("t0", 1): [0, 2, 3, 5]}  # dense 4..8; sparse
+    for (t, p), offsets in held.items():
+        h.final_read(9, t, p, [(o, f"{t}/{p}/{o}") for o in offsets])
+    tables = ops_of(h)
+    polls = kafka.poll_records(tables.records)
+    offsets = kafka.offset_summary(kafka.observations(kafka.acks(tables.sends), polls,
+                                                      kafka.final_records(tables.records)))
+    steps = {(r["topic"], r["partition"], r["offset"]): r["step"]
+             for r in kafka.final_steps(polls, offsets).collect()}
+    expected = {}
+    for (t, p), offsets_polled in polled.items():
+        marks = sorted(held.get((t, p), []))
+        for o in offsets_polled:
+            expected[(t, p, o)] = marks.index(o) + 1 if o in marks else None
+    assert steps == expected
+    assert steps[("t0", 0, 5)] == 2 and steps[("t0", 1, 3)] == 3 and steps[("t0", 0, 9)] is None
