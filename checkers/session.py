@@ -7,11 +7,11 @@ master: this module reads no environment variable.
 A small history (most runs: thousands of ops) costs Spark's fixed overheads only, so it
 is checked with settings that cut them (`fit_to_input`): one shuffle partition, no
 adaptive re-planning and no broadcast joins (each runs as Spark jobs of their own), no
-whole-stage code generation (compiling it costs more than it saves on so few rows), and
-the frames several checks share materialized at once (checkers.checker.shared), which
-keeps the plans after them small. A JVM started for small histories compiles with C1
-only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
-classes a check loads from an archive built once (checkers.class_archive).
+whole-stage code generation (compiling it costs more than it saves on so few rows). A
+JVM started for small histories compiles with C1 only: its quicker start and warm-up
+pay, and C2's faster code would not. It also maps the classes a check loads from an
+archive built once (checkers.class_archive). A JVM started for large ones is set for
+throughput (`_THROUGHPUT`).
 """
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ _DEFAULTS: dict[str, str] = {
     # the main one (2^16 keys) only adds a miss per row (offset summary of 10M ops: -18%).
     "spark.sql.codegen.aggregate.map.twolevel.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
+    # PySpark wraps each column function in calls that tell the JVM the Python call site (for
+    # error messages): some 5 round trips each, a third of the 20,000 a small check makes.
+    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 # A local session talks to itself only, over loopback.
@@ -73,12 +76,17 @@ _SMALL_INPUT: dict[str, str] = {
 # (the classes are cached for later checks in the session).
 INTERPRETED_OPS = 10_000
 _INTERPRETED: dict[str, str] = {"spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-# Where the session says whether its current history is small (checkers.checker.shared reads it).
-SMALL_FLAG = "ordeal.small_input"
 # C1 alone gets the JVM's non-tiered code cache of 48 MiB, which Spark's generated classes
 # fill after a few checks in one session ("CodeCache is full. Compiler has been disabled":
 # every later check runs interpreted); the tiered default of 240 MiB is kept.
 _C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
+# For large histories (figures: 10M ops, first check in a new JVM, quiet machine): the
+# parallel collector, as a check is a batch job and G1's barriers and concurrent work
+# cost it throughput (61 -> 53 s); and methods compiled at 3 times the usual invocation
+# counts, as 41 of the check's 85 JVM CPU seconds went to the JIT compilers, much of it on
+# code that runs briefly (the code generator's own compiler, planning), while the hot
+# loops still get compiled at once (JIT 41 -> 28-31 CPU s, 45 -> 40-42 s).
+_THROUGHPUT = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3"
 
 
 def small_input(ops: int) -> bool:
@@ -137,7 +145,7 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
                   small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
     """The session for `master` (local[*] when None); an already running one is reused as it is.
     `small_inputs`: the JVM will check small histories only (C1 compiler only), and maps the
-    classes of checkers.class_archive if it is built. `class_dump`: instead, the JVM writes
+    classes of checkers.class_archive if it is built; else it is set for throughput. `class_dump`: instead, the JVM writes
     the classes it loaded there as it exits (how that archive is built)."""
     active = SparkSession.getActiveSession()
     if active is not None:
@@ -149,6 +157,8 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
         options = small_jvm_options()
         archive = f"-XX:ArchiveClassesAtExit={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
         settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
+    else:
+        settings["spark.driver.extraJavaOptions"] += f" {_THROUGHPUT}"
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
         # Two tasks per core: fewer leaves a core idle behind a slow task, more only adds
@@ -184,9 +194,3 @@ def fit_to_input(spark: SparkSession, ops: int) -> None:
             conf.set(key, base)
         else:
             conf.unset(key)
-    conf.set(SMALL_FLAG, str(small).lower())
-
-
-def is_small(spark: SparkSession) -> bool:
-    """Whether the session is set for a small history (`fit_to_input`)."""
-    return spark.conf.get(SMALL_FLAG, "false") == "true"
