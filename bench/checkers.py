@@ -6,7 +6,10 @@ valid Kafka-log plus ordering history per size, then times `check_history`: cold
 in Spark's JVM) and warm (the Parquet copy reused, as a re-check does), warm `--repeat`
 times. Prints seconds, ops/s, the CPU seconds of the JVM and of this process, and the
 load average (the machine may be shared: CPU seconds say what the check cost when wall
-time is inflated by others), the verdict, this process's peak RSS and the JVM's.
+time is inflated by others), the verdict, this process's peak RSS and the JVM's. Of the
+JVM's time, the seconds its JIT compilers spent compiling (summed over their threads) and
+its collector's pauses are printed apart: a cold check is the JVM's first, and pays most
+of the compilers' work.
 
 A shared machine's speed drifts by more than the effects measured here: a fixed
 reference loop is timed before and after, so that runs of different days compare.
@@ -68,6 +71,14 @@ def _jvm_cpu_seconds(spark) -> float:
     """User + system CPU seconds of the JVM so far (/proc/PID/stat fields 14 and 15)."""
     fields = Path(f"/proc/{_jvm_pid(spark)}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _jvm_overheads(spark) -> tuple[float, float]:
+    """Seconds the JVM has spent so far in its JIT compilers and in garbage collection: a
+    first check in a new JVM pays much of its CPU to the compilers."""
+    management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
+    gc = sum(bean.getCollectionTime() for bean in management.getGarbageCollectorMXBeans())
+    return management.getCompilationMXBean().getTotalCompilationTime() / 1000, gc / 1000
 
 
 def _reference_seconds() -> float:
@@ -191,12 +202,14 @@ def main() -> int:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
         for label in ["cold (convert + check)"] + ["warm (Parquet reused)"] * args.repeat:
             started, cpu, own = time.perf_counter(), _jvm_cpu_seconds(spark), time.process_time()
+            jit, gc = _jvm_overheads(spark)
             results = check_history(run, spark=spark)
             seconds, cpu, own = (time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu,
                                  time.process_time() - own)
+            jit, gc = (after - before for after, before in zip(_jvm_overheads(spark), (jit, gc)))
             ops = results["stats"]["ops"]
             print(f"{ops:>11,} ops {kind:>5}: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
-                  f"CPU JVM {cpu:6.1f} s, Python {own:5.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
+                  f"CPU JVM {cpu:6.1f} s, Python {own:5.1f} s; JVM compiling {jit:4.1f} s, in GC {gc:4.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
                   f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
