@@ -68,7 +68,7 @@ def shared(df: DataFrame) -> DataFrame:
     local checkpoint), so that the plans that read it stay small and cheap to plan and run.
 
     Not persist(): every frame built after a persisted one is matched against the cached
-    plans, and a 10M-op check then spent 8 s planning before its first task (28 s with
-    checkpoints, 37 s with persist, warm JVM: bench/checkers.py). Its blocks go when the
+    plans, and a 10M-op check in a warm JVM then spent 8 s planning before its first task
+    and took 37 s (28-32 s with checkpoints; Spark's event log). Its blocks go when the
     frame is no longer referenced (Spark's context cleaner)."""
     return df.localCheckpoint(eager=True)

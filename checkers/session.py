@@ -85,7 +85,7 @@ _C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 # cost it throughput (61 -> 53 s); and methods compiled at 3 times the usual invocation
 # counts, as 41 of the check's 85 JVM CPU seconds went to the JIT compilers, much of it on
 # code that runs briefly (the code generator's own compiler, planning), while the hot
-# loops still get compiled at once (JIT 41 -> 28-31 CPU s, 45 -> 40-42 s).
+# loops still get compiled at once (compiling 41 -> 28-37 s, 45 -> 40-42 s).
 _THROUGHPUT = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3"
 
 
@@ -145,8 +145,9 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
                   small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
     """The session for `master` (local[*] when None); an already running one is reused as it is.
     `small_inputs`: the JVM will check small histories only (C1 compiler only), and maps the
-    classes of checkers.class_archive if it is built; else it is set for throughput. `class_dump`: instead, the JVM writes
-    the classes it loaded there as it exits (how that archive is built)."""
+    classes of checkers.class_archive if it is built; else it is set for throughput.
+    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how that
+    archive is built)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
