@@ -289,7 +289,7 @@ def final_steps(polls: DataFrame, offsets: DataFrame) -> DataFrame:
     """
     held = held_offsets(offsets)
     records = polls.select("consumer", *TP, "index", "pos", "offset")
-    if _one_partition(polls):
+    if _shuffle_partitions(polls) == 1:
         return _counted_steps(records, held)
     spans = final_spans(held)
     placed = records.join(F.broadcast(spans.select(*(F.col(c).alias(f"span_{c}") for c in TP), "low", "high", "dense")),
@@ -317,9 +317,9 @@ def _counted_steps(records: DataFrame, held: DataFrame) -> DataFrame:
             .select(*records.columns, F.when(F.col("last_held") == F.col("offset"), F.col("count")).alias("step")))
 
 
-def _one_partition(df: DataFrame) -> bool:
-    """Whether the session shuffles into one partition (a small history: checkers.session)."""
-    return df.sparkSession.conf.get("spark.sql.shuffle.partitions") == "1"
+def _shuffle_partitions(df: DataFrame) -> int:
+    """How many partitions the session shuffles into: 1 for a small history (checkers.session)."""
+    return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
 
 
 def poll_runs(steps: DataFrame) -> DataFrame:
@@ -510,7 +510,7 @@ def kafka_findings(tables: Tables) -> Findings:
     sends = send_completions(tables.sends)
     # Acks are sorted for two checkers keyed on their partition: move them once (in one
     # partition, as a small history's tables are, they need no moving).
-    n = int(ops.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+    n = _shuffle_partitions(ops)
     acked = acks(sends).repartition(n, *TP) if n > 1 else acks(sends)
     polls = poll_records(tables.records)
     finals = final_records(tables.records)
