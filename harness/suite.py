@@ -248,10 +248,46 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
                 f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}; "
                 f"{outcome.seconds:.0f} s; {run.run_dir}")
+            if outcome.met is False:
+                for line in fault_lines(run.run_dir / "history.jsonl"):
+                    say(line)
     finally:
         pool.close()
         _write_outputs(spec, result)
     return result
+
+
+def fault_lines(history: Path, limit: int = 24, width: int = 300) -> list[str]:
+    """What the run's faults did, one short line per nemesis op (a fault's steps each on
+    their own line), said under an UNEXPECTED cell: CI's log outlives the fresh clone whose
+    store held the run, and why a fault found nothing is most often in these ops (no
+    election, nothing committed to lose)."""
+    import json
+
+    lines = ["    faults, as the nemesis recorded them:"]
+    try:
+        with history.open(encoding="utf-8", errors="replace") as f:
+            for text in f:
+                if '"nemesis"' not in text:
+                    continue
+                try:
+                    op = json.loads(text)
+                except ValueError:
+                    continue
+                if not isinstance(op, dict) or op.get("process") != "nemesis":
+                    continue
+                value = op.get("value") if isinstance(op.get("value"), dict) else {"value": op.get("value")}
+                at = op["time"] / 1e9 if isinstance(op.get("time"), (int, float)) else float("nan")
+                rest = {k: v for k, v in value.items() if k != "steps"}
+                lines.append(f"      {at:6.1f} s {op.get('f')}: {json.dumps(rest, default=str)}"[:width])
+                for step in value.get("steps") or []:
+                    if isinstance(step, dict):
+                        lines.append(f"               - {step.get('f')}: {json.dumps(step.get('value'), default=str)}"[:width])
+    except OSError as exc:
+        return [f"    faults: history not readable ({exc.__class__.__name__})"]
+    if len(lines) == 1:
+        return ["    faults: none recorded"]
+    return lines[:limit] + ([f"      ... {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
 def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from clusters.variant import VARIANTS_DIR
 from harness.scenario import SCENARIOS_DIR
-from harness.suite import Budget, Cell, SuiteError, cells, load_suite, run_suite
+from harness.suite import Budget, Cell, SuiteError, cells, fault_lines, load_suite, run_suite
 
 
 def write_suite(tmp_path: Path, body: str) -> Path:
@@ -135,9 +135,11 @@ variants = ["{variant}"]
 scenarios = ["{scenario}"]
 duration = 1
 """)))
-    result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
+    lines: list[str] = []
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
     (o,) = result.outcomes
     assert (o.verdict, o.expected, o.status) == ("valid", "invalid", "UNEXPECTED")
+    assert lines[1].startswith("    faults"), lines  # what the faults did is said under the cell
     assert result.exit_code == 1
     failure = ET.parse(result.suite_dir / "junit.xml").getroot().find("testcase/failure")
     assert "verdict valid where invalid is expected" in failure.get("message")
@@ -185,3 +187,20 @@ def test_scenario_tests_are_the_cells_of_the_suite_given_and_none_without_one():
     got = {(line.split("[")[1].rstrip("]"), line.split("::test_")[1].split("[")[0].replace("_", "-"))
            for line in _collected("--suite", "smoke")}
     assert got == smoke
+
+
+def test_fault_lines_say_each_nemesis_op_and_each_of_its_steps(tmp_path):
+    history = tmp_path / "history.jsonl"
+    ops = [{"process": 0, "type": "invoke", "f": "send", "value": {"topic": "t", "value": 1}, "time": 1},
+           {"process": "nemesis", "type": "info", "f": "partition", "value": {"leader": "kafka1"}, "time": 15_000_000_000},
+           {"process": "nemesis", "type": "info", "f": "heal", "time": 52_000_000_000,
+            "value": {"elected": None, "steps": [{"f": "kill", "value": {"nodes": ["kafka1"], "committed_while_shrunk": 0}}]}}]
+    history.write_text("\n".join(json.dumps(o) for o in ops) + "\nnot json \"nemesis\"\n")
+    lines = fault_lines(history)
+    assert lines[1] == '        15.0 s partition: {"leader": "kafka1"}'
+    assert lines[2] == '        52.0 s heal: {"elected": null}'
+    assert lines[3].strip() == '- kill: {"nodes": ["kafka1"], "committed_while_shrunk": 0}'
+    assert len(lines) == 4 and fault_lines(history, limit=2)[2] == "      ... 2 more"
+    assert fault_lines(tmp_path / "missing.jsonl")[0].startswith("    faults: history not readable")
+    history.write_text(json.dumps(ops[0]) + "\n")
+    assert fault_lines(history) == ["    faults: none recorded"]
