@@ -41,7 +41,7 @@ from harness.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
-from nemesis.targets import PartitionState, choose_partition, controller, partition_state
+from nemesis.targets import PartitionState, choose_partition, controller, hold_committing, partition_state
 
 POLL = 0.5
 
@@ -58,6 +58,10 @@ class TargetedLossOptions(BaseModel):
                        "runs alone before it is killed; below replica.lag.time.max.ms, so they stay in the ISR")
     hold: float = Field(5.0, ge=0, description="seconds stop lets the shrunk ISR acknowledge writes before the kill, "
                         "so that there is something to lose whatever the interval")
+    min_committed: int = Field(10, ge=0, description="records the shrunk ISR must commit (its leader's high "
+                               "watermark) before the kill; the hold goes on past `hold` until it has")
+    hold_timeout: float = Field(20.0, ge=0, le=60, description="seconds the hold lasts at most, waiting for "
+                                "min_committed")
     election_timeout: float = Field(30.0, gt=0, description="seconds to wait for a new leader after the kill")
     seed: int = 0
 
@@ -68,7 +72,10 @@ class TargetedIsrShrink(Fault):
     [wait_new_leader()] -> heal() -> restart(). In a run, `start` is the cut and `stop` the
     rest: it first waits (shrink_timeout) for the ISR to shrink if the interval was too
     short for it, lets the shrunk ISR acknowledge writes for `hold` seconds, and answers
-    one heal op listing every step it took (the harness records one op per invoke)."""
+    one heal op listing every step it took (the harness records one op per invoke). The
+    hold goes on (up to `hold_timeout`) until the shrunk ISR has committed `min_committed`
+    records: what the unclean election is to lose, counted on the leader, not left to the
+    clients' pace; the leader's kill op says how many (`committed_while_shrunk`)."""
 
     name = "targeted-isr-shrink"
 
@@ -179,14 +186,17 @@ class TargetedIsrShrink(Fault):
         elected = None
         try:
             if self.plan is not None:
-                shrunk = self.wait_isr_shrunk(self.options.shrink_timeout).isr
+                o = self.options
+                seen = self.wait_isr_shrunk(o.shrink_timeout)
+                shrunk, committed = seen.isr, None
                 if set(shrunk) <= set(self.plan["in_sync"]):
-                    time.sleep(self.options.hold)
+                    committed = hold_committing(self.cluster, seen, o.hold, o.min_committed, o.hold_timeout)
                 leader, *kept = self.plan["in_sync"]
                 if kept and self.options.lag:
                     steps.append(self.isolate_leader())
                     time.sleep(self.options.lag)
                 steps.append(self.kill([leader]))
+                steps[-1]["value"]["committed_while_shrunk"] = committed
                 if kept:  # a kept follower takes over cleanly, then goes too
                     steps[-1]["value"].update(isr_before=shrunk, elected=self.wait_new_leader(excluded=[leader]))
                     steps.append(self.kill(kept))

@@ -6,6 +6,7 @@ KRaft quorum's leader is read from the controllers (clusters/kraft.py).
 from __future__ import annotations
 
 import random
+import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -126,6 +127,39 @@ def partition_state(cluster: Any, topic: str, partition: int = 0, via: str | Non
         raise NoTarget(f"no partition {topic}/{partition} in the metadata")
     return PartitionState(topic, partition, broker_name(part.leader) if part.leader >= 0 else None,
                           [broker_name(r) for r in part.replicas], [broker_name(r) for r in part.isrs])
+
+
+def high_watermark(cluster: Any, topic: str, partition: int, via: str) -> int | None:
+    """The partition's high watermark as the broker `via` (its leader) answers it: the end
+    of what the current ISR holds, so what acks=all may have acknowledged. None when the
+    broker does not answer."""
+    from confluent_kafka import TopicPartition
+    from confluent_kafka.admin import OffsetSpec
+
+    admin = admin_client(cluster.proxy_address(cluster.node(via)))
+    try:
+        found = admin.list_offsets({TopicPartition(topic, partition): OffsetSpec.latest()}, request_timeout=5)
+        return next(iter(found.values())).result(timeout=6).offset
+    except Exception:  # noqa: BLE001 - a leader that does not answer has committed nothing we can count
+        return None
+
+
+def hold_committing(cluster: Any, state: PartitionState, hold: float, records: int, timeout: float) -> int | None:
+    """Hold a shrunk ISR so that it commits something to lose: at least `hold` seconds, and
+    on until the leader's high watermark has advanced by `records` (at most `timeout`
+    seconds in all). Seconds alone leave it to the clients' luck: a writer stuck on another
+    partition for an op timeout can commit nothing here in a 5 s hold. Answers the records
+    committed meanwhile (None: the leader did not say)."""
+    assert state.leader is not None
+    began = time.monotonic()
+    first = high_watermark(cluster, state.topic, state.partition, state.leader)
+    time.sleep(hold)
+    while True:
+        now = high_watermark(cluster, state.topic, state.partition, state.leader)
+        committed = None if first is None or now is None else now - first
+        if (committed is not None and committed >= records) or time.monotonic() - began >= timeout:
+            return committed
+        time.sleep(0.5)
 
 
 def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,

@@ -226,6 +226,8 @@ def test_targeted_isr_shrink_loses_acknowledged_writes_with_unclean_election(clu
     assert [s["f"] for s in steps] == ["partition", "kill", "kill", "heal", "start"]
     leader, kept = cut["value"]["in_sync"]
     assert steps[1]["value"]["nodes"] == [leader] and steps[1]["value"]["elected"] == kept  # clean
+    # The hold lasted until the shrunk ISR had committed min_committed (10) records, as its leader counts them.
+    assert steps[1]["value"]["committed_while_shrunk"] >= 10, steps[1]
     assert rest["value"]["elected"] in cut["value"]["stale"]  # then the stale follower, uncleanly
     lost = [v for v in acked if v not in set(values)]
     print(f"unclean: {len(acked)} acknowledged ({while_shrunk} while the ISR was shrunk), "
