@@ -22,13 +22,16 @@ def op(f: str, fault: str, **value: Any) -> Op:
 
 class Fault:
     """A fault that can be started, stopped, and undone completely (heal_all). The random
-    choices of one fault come from its own generator, seeded from its options, so a
-    scenario with a seed replays the same targets."""
+    choices of one start (which node, which partition) come from `rng_for` the seed the
+    run's fault schedule gives that start (drawn from the run's seed): each run and each
+    window draw anew, and a run's seed replays them. The options' `seed` is mixed in, and
+    alone decides where no schedule gives one (a fault driven by hand)."""
 
     needs_cluster = True
     name = "fault"
 
     def __init__(self, seed: int = 0):
+        self.seed = seed
         self.rng = random.Random(f"{self.name}/{seed}")
         self.cluster: Any = None
         # Records one nemesis op at once, from any thread; None until bound.
@@ -43,9 +46,16 @@ class Fault:
         start / stop / heal_all, are recorded (thread-safe, as the history's Recorder)."""
         self.record = record
 
+    def rng_for(self, seed: int | None) -> random.Random:
+        """The generator of one start's choices: drawn from the schedule's `seed` and the
+        options' seed; the fault's own, seeded from its options alone, where `seed` is None.
+        (With the options' alone, every run of a scenario made the same first choices
+        whatever its seed: each mixed run started with the same fault.)"""
+        return self.rng if seed is None else random.Random(f"{self.name}/{self.seed}/{seed}")
+
     def invoke(self, request: Op) -> Op:
         if request["f"] == "start":
-            return self.start(self.rng)
+            return self.start(self.rng_for(request.get("seed")))
         if request["f"] == "stop":
             return self.stop()
         raise ValueError(f"{self.name}: no such nemesis op {request['f']!r} (start or stop)")

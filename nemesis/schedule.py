@@ -70,7 +70,8 @@ class Mixed(Fault):
         if self.active is not None:
             self.stop()
         self.active = rng.choice(sorted(self.parts))
-        return self.parts[self.active].start(self.parts[self.active].rng)
+        part = self.parts[self.active]
+        return part.start(part.rng_for(rng.randrange(2**31)))
 
     def stop(self) -> Op:
         name, self.active = self.active, None
@@ -105,7 +106,7 @@ def run_schedule(faults: list[Fault], *, interval: float, duration: float, seed:
     try:
         while time.monotonic() + interval <= deadline:
             fault = rng.choice(faults)
-            record(fault.start(fault.rng))
+            record(fault.start(fault.rng_for(rng.randrange(2**31))))
             try:
                 sleep(interval)
             finally:

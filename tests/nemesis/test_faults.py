@@ -84,6 +84,28 @@ def test_kill_then_stop_starts_the_same_node() -> None:
     assert victim.state == "running"
 
 
+def test_each_start_draws_from_the_schedules_seed_so_runs_differ_and_a_seed_replays() -> None:
+    cluster = FakeCluster(brokers=4)
+    nem = fault_factory("kill-broker")({})
+    nem.setup(cluster)
+
+    def victim(seed: int) -> str:
+        killed = nem.invoke({"f": "start", "fault": "kill-broker", "seed": seed})
+        nem.invoke({"f": "stop", "fault": "kill-broker"})
+        return killed["value"]["nodes"][0]
+
+    picks = [victim(s) for s in range(30)]
+    assert len(set(picks)) > 1  # the options' seed alone made every run pick the same
+    assert [victim(s) for s in range(30)] == picks  # the same seeds, the same picks
+    mixed = Mixed(MixedOptions(faults=["kill-broker", "pause-broker"]))
+    mixed.setup(cluster)
+    firsts = set()
+    for s in range(20):
+        firsts.add(mixed.invoke({"f": "start", "fault": "mixed", "seed": s})["value"]["fault"])
+        mixed.invoke({"f": "stop", "fault": "mixed"})
+    assert firsts == {"kill-broker", "pause-broker"}  # every mixed run started with the same one
+
+
 def test_heal_all_resumes_and_starts_every_node_of_the_role_and_is_idempotent() -> None:
     cluster = FakeCluster()
     nem = fault_factory("pause-broker")({})
