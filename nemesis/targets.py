@@ -156,6 +156,7 @@ def hold_committing(cluster: Any, state: PartitionState, hold: float, records: i
     time.sleep(hold)
     while True:
         now = high_watermark(cluster, state.topic, state.partition, state.leader)
+        first = now if first is None else first  # counted from the first answer there is
         committed = None if first is None or now is None else now - first
         if (committed is not None and committed >= records) or time.monotonic() - began >= timeout:
             return committed

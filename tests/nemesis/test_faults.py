@@ -9,7 +9,7 @@ import pytest
 
 from clusters.variant import FAULT_KINDS
 from harness.nemesis_api import fault_factory
-from nemesis import targeted_loss
+from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
 from nemesis.schedule import Mixed, MixedOptions, run_schedule
 from nemesis.targets import PartitionState, TargetSpec, resolve
@@ -138,6 +138,22 @@ def test_targeted_sequence_keeps_the_controller_on_the_leaders_side(monkeypatch)
         nem.setup(cluster)
         plan = nem.choose(nem.rng)
         assert plan["stale"] == stale and plan["in_sync"][0] == "kafka1" and len(plan["in_sync"]) == 2
+
+
+def test_the_hold_lasts_until_the_shrunk_isr_has_committed_enough_and_no_longer_than_its_timeout(monkeypatch) -> None:
+    state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2"])
+    clock = iter(range(10_000))
+    monkeypatch.setattr(targets.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(targets.time, "sleep", lambda seconds: None)
+    marks = iter([100, 103, 107, 112, 130])
+    monkeypatch.setattr(targets, "high_watermark", lambda *args: next(marks))
+    assert targets.hold_committing(None, state, hold=5, records=10, timeout=60) == 12  # stops at 112
+    marks = iter([None, 50, 52, 55, 70])  # no answer at first: counted from the first there is
+    assert targets.hold_committing(None, state, hold=5, records=10, timeout=60) == 20
+    monkeypatch.setattr(targets, "high_watermark", lambda *args: None)  # a leader that never answers
+    assert targets.hold_committing(None, state, hold=5, records=10, timeout=20) is None
+    monkeypatch.setattr(targets, "high_watermark", lambda *args: 100)  # nothing committed: bounded
+    assert targets.hold_committing(None, state, hold=5, records=10, timeout=20) == 0
 
 
 def test_targeted_sequence_refuses_a_partition_with_no_follower_to_spare(monkeypatch) -> None:
