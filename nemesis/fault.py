@@ -22,9 +22,9 @@ def op(f: str, fault: str, **value: Any) -> Op:
 
 class Fault:
     """A fault that can be started, stopped, and undone completely (heal_all). The random
-    choices of one start (which node, which partition) come from `rng_for` the seed the
-    run's fault schedule gives that start (drawn from the run's seed): each run and each
-    window draw anew, and a run's seed replays them. The options' `seed` is mixed in, and
+    choices of one start (which node, which partition) come from `rng_for(seed)`, where
+    `seed` is what the run's fault schedule sends with that start (drawn from the run's
+    seed): each run and each window draw anew, and a run's seed replays them. The options' `seed` is mixed in, and
     alone decides where no schedule gives one (a fault driven by hand)."""
 
     needs_cluster = True

@@ -56,8 +56,8 @@ class TargetedLossOptions(BaseModel):
     shrink_timeout: float = Field(20.0, ge=0, description="seconds stop waits for the ISR to shrink before the kill")
     lag: float = Field(3.0, ge=0, le=8, description="seconds the leader, cut from its in-sync followers too, "
                        "runs alone before it is killed; below replica.lag.time.max.ms, so they stay in the ISR")
-    hold: float = Field(5.0, ge=0, description="seconds stop lets the shrunk ISR acknowledge writes before the kill, "
-                        "so that there is something to lose whatever the interval")
+    hold: float = Field(5.0, ge=0, description="seconds (at least) stop lets the shrunk ISR acknowledge writes "
+                        "before the kill, so that there is something to lose whatever the interval")
     min_committed: int = Field(10, ge=0, description="records the shrunk ISR must commit (its leader's high "
                                "watermark) before the kill; the hold goes on past `hold` until it has")
     hold_timeout: float = Field(20.0, ge=0, le=60, description="seconds the hold lasts at most, waiting for "
