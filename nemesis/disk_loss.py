@@ -36,11 +36,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from clusters.fabric.material import SYSTEM_CHANNEL
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import NoTarget, PartitionState, controller, partition_state, user_partitions
+from nemesis.targets import NoTarget, PartitionState, controller, data_partitions, partition_state
 
 POLL = 0.5
 
@@ -88,8 +87,7 @@ class DiskLoss(Fault):
         o = self.options
         if o.topic is not None and o.partition is not None:
             return partition_state(self.cluster, o.topic, o.partition)
-        # Fabric's system channel carries no workload's data: a loss there is seen by no check.
-        candidates = [(t, p) for t, p in user_partitions(self.cluster, o.topic) if o.topic or t != SYSTEM_CHANNEL]
+        candidates = data_partitions(self.cluster, o.topic)
         if not candidates:
             raise NoTarget(f"no topic {o.topic} to pick a partition from" if o.topic else "no user topic yet")
         states = [partition_state(self.cluster, t, p) for t, p in candidates]

@@ -12,6 +12,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from clusters.fabric.material import SYSTEM_CHANNEL
 from clusters.health import admin_client
 from workloads.kafka_txn import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
@@ -163,11 +164,18 @@ def hold_committing(cluster: Any, state: PartitionState, hold: float, records: i
         time.sleep(0.5)
 
 
+def data_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, int]]:
+    """The partitions a fault may pick: those of `topic`, or where none is named every user
+    partition but Fabric's system channel's, which carries no workload's data (a loss
+    there is seen by no check: a targeted sequence that picked it found nothing)."""
+    return [(t, p) for t, p in user_partitions(cluster, topic) if topic or t != SYSTEM_CHANNEL]
+
+
 def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
                      partition: int | None = None) -> tuple[str, int]:
     if topic is not None and partition is not None:
         return topic, partition
-    candidates = user_partitions(cluster, topic)
+    candidates = data_partitions(cluster, topic)
     if not candidates:
         raise NoTarget(f"no topic {topic} to pick a partition from" if topic else "no user topic yet")
     return rng.choice(candidates)

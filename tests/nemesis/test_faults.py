@@ -156,6 +156,14 @@ def test_the_hold_lasts_until_the_shrunk_isr_has_committed_enough_and_no_longer_
     assert targets.hold_committing(None, state, hold=5, records=10, timeout=20) == 0
 
 
+def test_faults_pick_partitions_that_carry_data_not_fabrics_system_channel(monkeypatch) -> None:
+    found = {None: [("ch0", 0), ("ordeal-sys", 0), ("t0", 0), ("t0", 1)], "ordeal-sys": [("ordeal-sys", 0)]}
+    monkeypatch.setattr(targets, "user_partitions", lambda cluster, topic=None: found[topic])
+    picks = {targets.choose_partition(None, random.Random(s)) for s in range(60)}
+    assert picks == {("ch0", 0), ("t0", 0), ("t0", 1)}
+    assert targets.choose_partition(None, random.Random(1), "ordeal-sys") == ("ordeal-sys", 0)  # named: as asked
+
+
 def test_targeted_sequence_refuses_a_partition_with_no_follower_to_spare(monkeypatch) -> None:
     cluster = FakeCluster()
     state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2"], ["kafka1", "kafka2"])
