@@ -167,7 +167,7 @@ def hold_committing(cluster: Any, state: PartitionState, hold: float, records: i
 def data_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, int]]:
     """The partitions a fault may pick: those of `topic`, or where none is named every user
     partition but Fabric's system channel's, which carries no workload's data (a loss
-    there is seen by no check: a targeted sequence that picked it found nothing)."""
+    there is seen by no check: a targeted sequence that picked it would find nothing)."""
     return [(t, p) for t, p in user_partitions(cluster, topic) if topic or t != SYSTEM_CHANNEL]
 
 
