@@ -264,25 +264,22 @@ def fault_lines(history: Path, limit: int = 24, width: int = 300) -> list[str]:
     election, nothing committed to lose)."""
     import json
 
+    try:
+        from reports.history_digest import read_history
+    except ModuleNotFoundError:  # reports not installed (see _write_outputs)
+        return ["    faults: not told (reports not installed)"]
     lines = ["    faults, as the nemesis recorded them:"]
     try:
-        with history.open(encoding="utf-8", errors="replace") as f:
-            for text in f:
-                if '"nemesis"' not in text:
-                    continue
-                try:
-                    op = json.loads(text)
-                except ValueError:
-                    continue
-                if not isinstance(op, dict) or op.get("process") != "nemesis":
-                    continue
-                value = op.get("value") if isinstance(op.get("value"), dict) else {"value": op.get("value")}
-                at = op["time"] / 1e9 if isinstance(op.get("time"), (int, float)) else float("nan")
-                rest = {k: v for k, v in value.items() if k != "steps"}
-                lines.append(f"      {at:6.1f} s {op.get('f')}: {json.dumps(rest, default=str)}"[:width])
-                for step in value.get("steps") or []:
-                    if isinstance(step, dict):
-                        lines.append(f"               - {step.get('f')}: {json.dumps(step.get('value'), default=str)}"[:width])
+        for op in read_history(history):
+            if op.get("process") != "nemesis":
+                continue
+            value = op.get("value") if isinstance(op.get("value"), dict) else {"value": op.get("value")}
+            at = op["time"] / 1e9 if isinstance(op.get("time"), (int, float)) else float("nan")
+            rest = {k: v for k, v in value.items() if k != "steps"}
+            lines.append(f"      {at:6.1f} s {op.get('f')}: {json.dumps(rest, default=str)}"[:width])
+            for step in value.get("steps") or []:
+                if isinstance(step, dict):
+                    lines.append(f"               - {step.get('f')}: {json.dumps(step.get('value'), default=str)}"[:width])
     except OSError as exc:
         return [f"    faults: history not readable ({exc.__class__.__name__})"]
     if len(lines) == 1:
