@@ -41,7 +41,7 @@ from harness.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
-from nemesis.targets import PartitionState, choose_partition, controller, hold_committing, partition_state
+from nemesis.targets import NoTarget, PartitionState, choose_partition, controller, hold_committing, partition_state
 
 POLL = 0.5
 
@@ -123,10 +123,16 @@ class TargetedIsrShrink(Fault):
         in ZooKeeper mode, would answer with the ISR from before the cut."""
         assert self.plan is not None
         deadline = time.monotonic() + timeout
+        state = None
         while True:
-            state = self.state(via=self.plan["leader"])
-            if set(state.isr) <= set(self.plan["in_sync"]) or time.monotonic() > deadline:
+            try:
+                state = self.state(via=self.plan["leader"])
+            except NoTarget:  # the leader's own answer did not come: ask again
+                pass
+            if state is not None and set(state.isr) <= set(self.plan["in_sync"]):
                 return state
+            if time.monotonic() > deadline:
+                return state if state is not None else self.state()
             time.sleep(POLL)
 
     def isolate_leader(self) -> Op:

@@ -206,7 +206,8 @@ def _targeted_run(cluster: Cluster, topic: str, options: dict,
         until(lambda: writer.acked_count() > 20, 10)
         cut = start(nem, cluster, "targeted-isr-shrink")
         shrunk = nem.wait_isr_shrunk(timeout=40)
-        assert sorted(shrunk.isr) == sorted(cut["value"]["in_sync"]), shrunk
+        # On failure: the plan (its controller among it) and who leads and controls now.
+        assert sorted(shrunk.isr) == sorted(cut["value"]["in_sync"]), (shrunk, cut["value"], cluster.controller())
         at_shrink = writer.acked_count()
         until(lambda: writer.acked_count() - at_shrink >= 20, 10)
         acked_while_shrunk = writer.acked_count() - at_shrink

@@ -156,6 +156,29 @@ def test_the_hold_lasts_until_the_shrunk_isr_has_committed_enough_and_no_longer_
     assert targets.hold_committing(None, state, hold=5, records=10, timeout=20) == 0
 
 
+def test_partition_state_via_a_broker_counts_that_brokers_answer_only(monkeypatch) -> None:
+    """librdkafka may answer a client bootstrapped to one broker from another (a cut one
+    among them, whose ISR is from before the cut): only `via`'s own answer counts."""
+    def metadata(answered_by: str, isr: list[int]) -> SimpleNamespace:
+        part = SimpleNamespace(leader=1, replicas=[1, 2, 3], isrs=isr)
+        return SimpleNamespace(orig_broker_name=answered_by, topics={"t": SimpleNamespace(partitions={0: part})})
+
+    answers = iter([metadata("p:3/3", [1, 2, 3]), metadata("p:2/2", [1, 2]), metadata("p:1/bootstrap", [1, 2])])
+    asked: list[str] = []
+
+    def client(servers: str) -> SimpleNamespace:
+        asked.append(servers)
+        return SimpleNamespace(list_topics=lambda topic, timeout: next(answers))
+
+    monkeypatch.setattr(targets, "admin_client", client)
+    cluster = SimpleNamespace(node=lambda name: name, proxy_address=lambda name: f"p:{name[-1]}")
+    assert targets.partition_state(cluster, "t", 0, via="kafka1").isr == ["kafka1", "kafka2"]
+    assert asked == ["p:1"] * 3  # a new client each time, bootstrapped to kafka1's proxy only
+    answers = iter([metadata("p:3/3", [1, 2, 3])] * targets.VIA_TRIES)
+    with pytest.raises(targets.NoTarget, match="kafka1 did not answer"):
+        targets.partition_state(cluster, "t", 0, via="kafka1")
+
+
 def test_faults_pick_partitions_that_carry_data_not_fabrics_system_channel(monkeypatch) -> None:
     found = {None: [("ch0", 0), ("ordeal-sys", 0), ("t0", 0), ("t0", 1)], "ordeal-sys": [("ordeal-sys", 0)]}
     monkeypatch.setattr(targets, "user_partitions", lambda cluster, topic=None: found[topic])
