@@ -15,6 +15,7 @@ packages, and names that were not found.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from py4j import java_gateway
@@ -35,32 +36,31 @@ def _kept(client: Any) -> dict[tuple[str, str, str], Any]:
     return kept
 
 
+def _remembering(asked: Callable[[Any, str], Any], key: Callable[[Any, str], tuple[str, str, str]],
+                 kept_kinds: tuple[type, ...]) -> Callable[[Any, str], Any]:
+    """py4j's lookup `asked`, with the answers of the kinds kept remembered under `key`."""
+
+    def lookup(self: Any, name: str) -> Any:
+        kept = _kept(self._gateway_client)
+        where = key(self, name)
+        found = kept.get(where)
+        if found is None:
+            found = asked(self, name)
+            if isinstance(found, kept_kinds):
+                kept[where] = found
+        return found
+
+    return lookup
+
+
 def install() -> None:
     """Make py4j keep class and static-method lookups (idempotent; process-wide)."""
     if getattr(java_gateway, _ATTR, False):
         return
-    asked_view, asked_class = JVMView.__getattr__, JavaClass.__getattr__
-
-    def view_lookup(self: JVMView, name: str) -> Any:
-        kept = _kept(self._gateway_client)
-        key = ("view", self._id, name)
-        found = kept.get(key)
-        if found is None:
-            found = asked_view(self, name)
-            if isinstance(found, JavaClass):
-                kept[key] = found
-        return found
-
-    def class_lookup(self: JavaClass, name: str) -> Any:
-        kept = _kept(self._gateway_client)
-        key = ("class", self._fqn, name)
-        found = kept.get(key)
-        if found is None:
-            found = asked_class(self, name)
-            if isinstance(found, (JavaMember, JavaClass)):  # a static method, or a nested class
-                kept[key] = found
-        return found
-
-    JVMView.__getattr__ = view_lookup
-    JavaClass.__getattr__ = class_lookup
+    # A name on the JVM's view: a class is kept; a package is asked again, as py4j does.
+    JVMView.__getattr__ = _remembering(JVMView.__getattr__, lambda view, name: ("view", view._id, name),
+                                       (JavaClass,))
+    # A name on a class: a static method or a nested class is kept, a field's value is not.
+    JavaClass.__getattr__ = _remembering(JavaClass.__getattr__, lambda cls, name: ("class", cls._fqn, name),
+                                         (JavaMember, JavaClass))
     setattr(java_gateway, _ATTR, True)
