@@ -11,9 +11,7 @@ whole-stage code generation (compiling it costs more than it saves on so few row
 JVM started for small histories compiles with C1 only: its quicker start and warm-up
 pay, and C2's faster code would not. It also maps the classes a check loads from an
 archive built once (checkers.class_archive). A JVM started for large ones is set for
-throughput (`_THROUGHPUT`). In every session py4j asks once what a JVM name (a class, a
-static method) is, not before each call (checkers.py4j_lookups): a third of a small
-check's round trips were those lookups.
+throughput (`_THROUGHPUT`).
 """
 from __future__ import annotations
 
@@ -24,7 +22,6 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from checkers import py4j_lookups
 from checkers.class_archive import QUIET_CDS
 from checkers.class_archive import java_options as class_archive_options
 
@@ -151,7 +148,6 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
     classes of checkers.class_archive if it is built; else it is set for throughput.
     `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how that
     archive is built)."""
-    py4j_lookups.install()
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
