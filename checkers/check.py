@@ -30,7 +30,7 @@ from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from checkers import kafka, nodes, ordering
-from checkers.checker import Checker, Findings, shared
+from checkers.checker import Checker, Findings, gathered, shared
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
 from checkers.session import SessionOnDemand, fit_to_input
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
@@ -216,4 +216,4 @@ def _union(frames: list[DataFrame]) -> DataFrame:
     out = frames[0]
     for more in frames[1:]:
         out = out.unionByName(more)
-    return out
+    return gathered(out)

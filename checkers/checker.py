@@ -63,6 +63,20 @@ def padded(n: Column) -> Column:
     return F.lpad(n.cast("string"), 12, "0")
 
 
+def shuffle_partitions(df: DataFrame) -> int:
+    """How many partitions the session shuffles into: 1 for a small history (checkers.session)."""
+    return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
+
+
+def gathered(df: DataFrame) -> DataFrame:
+    """`df` (a union) in one partition where the history is small: a stage runs a task per
+    partition, and each task deserializes the whole plan of its stage, so the union of a
+    small check's anomaly rows (16 one-partition frames) ran 16 tasks that each read every
+    check's plan: a quarter of the JVM's time in a warm check of 3,000 ops (its flight
+    recording). A large history's union keeps its partitions, to run them side by side."""
+    return df.coalesce(1) if shuffle_partitions(df) == 1 else df
+
+
 def shared(df: DataFrame) -> DataFrame:
     """A frame several checks read, computed once, at once, into a plan leaf of its own (a
     local checkpoint), so that the plans that read it stay small and cheap to plan and run.

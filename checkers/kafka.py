@@ -28,7 +28,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
-from checkers.checker import Checker, Findings, not_judged_rows, padded, shared, stat_row
+from checkers.checker import Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions, stat_row
 from checkers.history import Counts, Tables
 
 TP = ["topic", "partition"]
@@ -289,7 +289,7 @@ def final_steps(polls: DataFrame, offsets: DataFrame) -> DataFrame:
     """
     held = held_offsets(offsets)
     records = polls.select("consumer", *TP, "index", "pos", "offset")
-    if _shuffle_partitions(polls) == 1:
+    if shuffle_partitions(polls) == 1:
         return _counted_steps(records, held)
     spans = final_spans(held)
     placed = records.join(F.broadcast(spans.select(*(F.col(c).alias(f"span_{c}") for c in TP), "low", "high", "dense")),
@@ -315,11 +315,6 @@ def _counted_steps(records: DataFrame, held: DataFrame) -> DataFrame:
                     F.max(F.when(final, F.col("offset"))).over(upto).alias("last_held"))
             .filter(F.col("kind") == 1)
             .select(*records.columns, F.when(F.col("last_held") == F.col("offset"), F.col("count")).alias("step")))
-
-
-def _shuffle_partitions(df: DataFrame) -> int:
-    """How many partitions the session shuffles into: 1 for a small history (checkers.session)."""
-    return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
 
 
 def poll_runs(steps: DataFrame) -> DataFrame:
@@ -510,7 +505,7 @@ def kafka_findings(tables: Tables) -> Findings:
     sends = send_completions(tables.sends)
     # Acks are sorted for two checkers keyed on their partition: move them once (in one
     # partition, as a small history's tables are, they need no moving).
-    n = _shuffle_partitions(ops)
+    n = shuffle_partitions(ops)
     acked = acks(sends).repartition(n, *TP) if n > 1 else acks(sends)
     polls = poll_records(tables.records)
     finals = final_records(tables.records)
@@ -542,7 +537,7 @@ def kafka_findings(tables: Tables) -> Findings:
         from checkers.txn import txn_anomalies  # checkers.txn builds on this module
 
         # The txn checks read this checker's rows (int_poll_orders): computed once.
-        rows = shared(rows)
+        rows = shared(gathered(rows))
         txn_rows, txn_undrained = txn_anomalies(tables, rows)
         rows, undrained = rows.unionByName(txn_rows), undrained.unionByName(txn_undrained).distinct()
     where = F.concat_ws("/", "topic", "partition")
