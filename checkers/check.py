@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
-from checkers.session import SessionOnDemand, fit_to_input
+from checkers.session import SessionOnDemand, fit_to_input, name_jobs
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
@@ -109,6 +109,7 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
             spark = SessionOnDemand(spark_master, say)
         session = spark if isinstance(spark, SparkSession) else spark.get(history.op_count)
         say(f"checking {history.op_count} ops")
+        name_jobs(session, f"ordeal check {source}")
         fit_to_input(session, history.counts.ops)
         tables = history.tables(session)
         found = {c.name: c.find(tables) for c in running}
