@@ -505,10 +505,7 @@ def kafka_findings(tables: Tables) -> Findings:
     """
     ops = tables.ops
     sends = send_completions(tables.sends)
-    # Acks are sorted for two checkers keyed on their partition: move them once (in one
-    # partition, as a small history's tables are, they need no moving).
-    n = shuffle_partitions(ops)
-    acked = acks(sends).repartition(n, *TP) if n > 1 else acks(sends)
+    acked = acks(sends)
     polls = poll_records(tables.records)
     finals = final_records(tables.records)
     drained = final_partitions(ops)
