@@ -1,21 +1,24 @@
 """Benchmark of the PySpark checkers on large synthetic histories.
 
 Generates (once, with a seed, in a child process so its memory is not counted) a
-valid Kafka-log plus ordering history per size, then times `check_history`: cold
-(the history streamed into Parquet by Arrow in this Python process, then every checker
-in Spark's JVM) and warm (the Parquet copy reused, as a re-check does), warm `--repeat`
-times. Prints seconds, ops/s, the CPU seconds of the JVM and of this process, and the
-load average (the machine may be shared: CPU seconds say what the check cost when wall
-time is inflated by others), the verdict, this process's peak RSS and the JVM's. Of the
-JVM's time, the seconds its JIT compilers spent compiling (summed over their threads) and
-its collector's pauses are printed apart: a cold check is the JVM's first, and pays most
-of the compilers' work.
+valid Kafka-log plus ordering history per size, then times `check_history` in a new
+process per cold run (`--cold N`), each with its own JVM, as a user's first `ordeal check`
+meets it: the JVM's start (apart), then cold (the history streamed into Parquet by Arrow
+in that Python process, then every checker in the JVM, which has compiled nothing yet),
+then warm (the Parquet copy reused, as a re-check does) `--repeat` times, after the first
+cold run only. Prints seconds, ops/s, the CPU seconds of the JVM and of the Python process
+(the machine may be shared: CPU seconds say what the check cost when wall time is
+inflated by others), the load average, the verdict, the peak RSS of both. Of the JVM's
+time, the seconds its JIT compilers spent compiling (summed over their threads) and its
+collector's pauses are printed apart: a cold check pays most of the compilers' work.
 
-A shared machine's speed drifts by more than the effects measured here: a fixed
-reference loop is timed before and after, so that runs of different days compare.
-`--fresh` also times the largest size as a user's first `ordeal check` meets it: a new
-process, a new JVM, no Parquet copy. `--txn` also checks a transactional history (format 2,
-kafka-txn's shape: checkers.synthetic.generate_txn_history) of each size, after the plain one.
+This machine's speed drifts, from day to day and within an hour, by up to 3x and more
+with nothing else running (quiet-machine figures of one code differed that much). So
+every figure comes with a same-run ratio: its seconds divided by those of a fixed
+reference loop (pure Python, one core) timed just before and just after it (`ref`: the
+mean of the two). Compare figures of different days by that ratio, not by seconds; a
+ratio is approximate, as the loop is not the check (a 10M-op check slowed 2.1x where the
+loop slowed 2.8x), but seconds alone mislead far more.
 
 Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--batch 20`):
 first a fresh `ordeal check` of one such history (a new process and JVM, no Parquet
@@ -23,8 +26,10 @@ copy), then `ordeal check` of `--batch` distinct ones in one call (one process, 
 Spark), with the time to the first verdict and the mean time per verdict after it, each
 with the CPU seconds of the whole process tree (the JVM included: this process becomes the
 subreaper of the command's descendants and reaps them). `--small 0` skips them.
+`--txn` also checks a transactional history (format 2, kafka-txn's shape:
+checkers.synthetic.generate_txn_history) of each size, after the plain one.
 
-Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--fresh] [--txn] [--small 3000] [--batch 20]
+Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000] [--batch 20]
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ import json
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -44,17 +50,50 @@ from pathlib import Path
 # shadow the checkers package.
 sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
 
-from checkers.check import check_history
-from checkers.session import spark_session
 from checkers.synthetic import generate_history, generate_txn_history
 
 GENERATORS = {"plain": generate_history, "txn": generate_txn_history}
+_TOP = Path(__file__).resolve().parent.parent
 
 
 def _generate(path: Path, n_ops: int, seed: int, kind: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed), kind], check=True)
 
+
+def _reference_seconds() -> float:
+    """CPU seconds of a fixed pure-Python loop, the least of three: this machine's speed at
+    the moment (the least, as a loop is only ever slowed by what else runs)."""
+    best = float("inf")
+    for _ in range(3):
+        started = time.process_time()
+        total = 0
+        for i in range(10_000_000):
+            total += i
+        best = min(best, time.process_time() - started)
+    return best
+
+
+class Speed:
+    """The reference loop timed around each figure: `around` gives the mean of its time just
+    before and just after (`ref`), and keeps every reading for the run's summary."""
+
+    def __init__(self) -> None:
+        self.readings: list[float] = []
+
+    def read(self) -> float:
+        self.readings.append(_reference_seconds())
+        return self.readings[-1]
+
+    def around(self, before: float) -> float:
+        return (before + self.read()) / 2
+
+
+def _ratio(seconds: float, ref: float) -> str:
+    return f"{seconds / ref:6.0f} ref"
+
+
+# -- one cold run, in a process of its own (--measure) --
 
 def _jvm_pid(spark) -> int:
     return spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
@@ -74,32 +113,79 @@ def _jvm_cpu_seconds(spark) -> float:
 
 
 def _jvm_overheads(spark) -> tuple[float, float]:
-    """Seconds the JVM has spent so far in its JIT compilers and in garbage collection: a
-    first check in a new JVM pays much of its CPU to the compilers."""
+    """Seconds the JVM has spent so far in its JIT compilers and in garbage collection."""
     management = spark.sparkContext._jvm.java.lang.management.ManagementFactory
     gc = sum(bean.getCollectionTime() for bean in management.getGarbageCollectorMXBeans())
     return management.getCompilationMXBean().getTotalCompilationTime() / 1000, gc / 1000
 
 
-def _reference_seconds() -> float:
-    """CPU seconds of a fixed pure-Python loop: this machine's speed at the moment."""
-    started = time.process_time()
-    total = 0
-    for i in range(10_000_000):
-        total += i
-    return time.process_time() - started
+def _measure(run: Path, master: str, repeat: int) -> None:
+    """Start a JVM, check `run` cold (its Parquet copy removed) and `repeat` times warm;
+    print one JSON line per figure."""
+    from checkers.check import check_history
+    from checkers.session import spark_session
 
-
-def _fresh_check(run: Path, master: str) -> float:
-    """Seconds of a first check of `run` in a new process (conversion included)."""
-    shutil.rmtree(run / "history.parquet", ignore_errors=True)
-    code = ("import sys; from checkers.check import check_history; from checkers.session import spark_session; "
-            f"check_history({str(run)!r}, spark=spark_session({master!r}))")
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], check=True, stderr=subprocess.DEVNULL,
-                   cwd=Path(__file__).resolve().parent.parent)
-    return time.perf_counter() - started
+    spark = spark_session(master, app_name="ordeal-bench")
+    print(json.dumps({"label": "start", "seconds": time.perf_counter() - started}), flush=True)
+    shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    for label in ["cold"] + ["warm"] * repeat:
+        started, cpu, own = time.perf_counter(), _jvm_cpu_seconds(spark), time.process_time()
+        jit, gc = _jvm_overheads(spark)
+        results = check_history(run, spark=spark)
+        seconds, cpu, own = time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu, time.process_time() - own
+        jit, gc = (after - before for after, before in zip(_jvm_overheads(spark), (jit, gc)))
+        print(json.dumps({"label": label, "seconds": seconds, "jvm_cpu": cpu, "python_cpu": own, "jit": jit, "gc": gc,
+                          "ops": results["stats"]["ops"], "valid": results["valid"],
+                          "anomalies": {k: v["count"] for k, v in results["anomalies"].items()}}), flush=True)
+    print(json.dumps({"label": "peak", "python_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "jvm_mib": _jvm_peak_mib(spark)}), flush=True)
 
+
+def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str) -> None:
+    """`--cold` cold runs of the `n`-op history of `kind`, each in a new process, the first
+    followed by `--repeat` warm ones; then the cold runs' median and range."""
+    run = args.workdir / (f"n{n}-seed{args.seed}" + ("" if kind == "plain" else f"-{kind}"))
+    history = run / "history.jsonl"
+    if not history.exists():
+        started = time.perf_counter()
+        _generate(history, n, args.seed, kind)
+        print(f"{n:>11,} ops ({kind}): generated {history.stat().st_size / 2**20:,.0f} MiB "
+              f"in {time.perf_counter() - started:.1f} s", flush=True)
+    colds: list[tuple[float, float]] = []
+    for i in range(args.cold):
+        before = speed.read()
+        measure = [sys.executable, __file__, "--measure", str(run), "--spark-master", args.spark_master,
+                   "--repeat", str(args.repeat if i == 0 else 0)]
+        done = subprocess.run(measure, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=_TOP)
+        figures = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+        if done.returncode or not figures:
+            print(f"{n:>11,} ops {kind:>5}: cold run {i + 1} failed (exit {done.returncode})", flush=True)
+            continue
+        ref = speed.around(before)
+        for f in figures:
+            if f["label"] == "start":
+                print(f"{n:>11,} ops {kind:>5}: JVM start, run {i + 1:<2}          {f['seconds']:7.1f} s "
+                      f"{_ratio(f['seconds'], ref)}", flush=True)
+            elif f["label"] == "peak":
+                print(f"{'':>11} peak RSS: Python {f['python_mib']:,.0f} MiB, JVM {f['jvm_mib']:,.0f} MiB", flush=True)
+            else:
+                label = ("cold (convert + check)" if f["label"] == "cold" else "warm (Parquet reused)")
+                if f["label"] == "cold":
+                    colds.append((f["seconds"], f["seconds"] / ref))
+                print(f"{f['ops']:>11,} ops {kind:>5}: {label:<24} {f['seconds']:7.1f} s {_ratio(f['seconds'], ref)}  "
+                      f"{f['ops'] / f['seconds']:>9,.0f} ops/s  CPU JVM {f['jvm_cpu']:6.1f} s, Python "
+                      f"{f['python_cpu']:5.1f} s; JVM compiling {f['jit']:4.1f} s, in GC {f['gc']:4.1f} s  ref "
+                      f"{ref:.2f} s  load {os.getloadavg()[0]:4.1f}  valid={f['valid']}  anomalies={f['anomalies']}",
+                      flush=True)
+    if len(colds) > 1:
+        seconds, ratios = [s for s, _ in colds], [r for _, r in colds]
+        print(f"{n:>11,} ops {kind:>5}: cold, {len(colds)} runs: median {statistics.median(seconds):.1f} s "
+              f"(min {min(seconds):.1f}, max {max(seconds):.1f}), median {statistics.median(ratios):.0f} ref "
+              f"(min {min(ratios):.0f}, max {max(ratios):.0f})", flush=True)
+
+
+# -- small histories: the real `ordeal check` command --
 
 _PR_SET_CHILD_SUBREAPER = 36
 
@@ -116,8 +202,7 @@ def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProces
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True,
-                                cwd=Path(__file__).resolve().parent.parent)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=_TOP)
         lines, at = [], []
         for line in proc.stdout:  # ends with the command's stdout
             lines.append(line)
@@ -135,7 +220,7 @@ def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProces
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done, at
 
 
-def _small(args: argparse.Namespace) -> None:
+def _small(args: argparse.Namespace, speed: Speed) -> None:
     """Fresh check of one small history; `--batch` small histories in one call."""
     n = args.small
     runs = []
@@ -147,12 +232,16 @@ def _small(args: argparse.Namespace) -> None:
         (run / "results.json").unlink(missing_ok=True)
         runs.append(run)
     ordeal = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
+    before = speed.read()
     seconds, cpu, done, _ = _timed([*ordeal, str(runs[0])])
-    print(f"{n:>11,} ops: {'fresh ordeal check':<24} {seconds:7.1f} s  CPU (all processes) {cpu:6.1f} s  "
-          f"load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
+    ref = speed.around(before)
+    print(f"{n:>11,} ops: {'fresh ordeal check':<24} {seconds:7.1f} s {_ratio(seconds, ref)}  CPU (all processes) "
+          f"{cpu:6.1f} s  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
     for run in runs:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    before = speed.read()
     seconds, cpu, done, at = _timed([*ordeal, *map(str, runs)])
+    ref = speed.around(before)
     verdicts = [t for t, line in zip(at, done.stdout.splitlines()) if line.startswith("valid:")]
     if len(verdicts) != len(runs):
         print(f"batch failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
@@ -161,7 +250,8 @@ def _small(args: argparse.Namespace) -> None:
     # checked side by side): after the first, the time per history is the mean gap.
     rest = (verdicts[-1] - verdicts[0]) / max(1, len(runs) - 1)
     print(f"{n:>11,} ops: {len(runs)} in one ordeal check: {seconds:6.1f} s  CPU (all processes) {cpu:6.1f} s  "
-          f"first {verdicts[0]:5.1f} s, then {rest:5.2f} s each  load {os.getloadavg()[0]:4.1f}", flush=True)
+          f"first {verdicts[0]:5.1f} s {_ratio(verdicts[0], ref)}, then {rest:5.2f} s each {rest / ref:5.1f} ref  "
+          f"ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}", flush=True)
 
 
 def main() -> int:
@@ -170,54 +260,35 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/ordeal-bench"))
     parser.add_argument("--spark-master", default="local[2]")
-    parser.add_argument("--repeat", type=int, default=1, help="warm runs per size")
-    parser.add_argument("--fresh", action="store_true", help="also time a first check of the largest size in a new process")
+    parser.add_argument("--cold", type=int, default=1, help="cold runs per size, each in a new process and JVM")
+    parser.add_argument("--repeat", type=int, default=1, help="warm runs after the first cold one, per size")
     parser.add_argument("--small", type=int, default=3000, help="ops of the small histories (0: none)")
     parser.add_argument("--batch", type=int, default=20, help="small histories checked in one call")
     parser.add_argument("--txn", action="store_true", help="also check a transactional history of each size")
     parser.add_argument("--generate", nargs=4, metavar=("N", "PATH", "SEED", "KIND"), help=argparse.SUPPRESS)
+    parser.add_argument("--measure", type=Path, metavar="RUN", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.generate:
         n, path, seed, kind = args.generate
         GENERATORS[kind](Path(path), int(n), seed=int(seed))
         return 0
+    if args.measure:
+        _measure(args.measure, args.spark_master, args.repeat)
+        return 0
+    if args.cold < 1:
+        parser.error("--cold: at least 1")
 
-    print(f"reference loop: {_reference_seconds():.2f} CPU s (this machine's speed now; lower is faster)")
+    speed = Speed()
+    print(f"reference loop: {speed.read():.2f} CPU s (this machine's speed now; lower is faster); "
+          f"master {args.spark_master}, seed {args.seed}", flush=True)
     _become_subreaper()
     if args.small:
-        _small(args)
-    if not args.sizes:
-        return 0
-    spark = spark_session(args.spark_master, app_name="ordeal-bench")
-    print(f"master {args.spark_master}, seed {args.seed}")
+        _small(args, speed)
     kinds = ["plain", "txn"] if args.txn else ["plain"]
-    for n, kind in ((int(s), k) for s in args.sizes.split(",") for k in kinds):
-        run = args.workdir / (f"n{n}-seed{args.seed}" + ("" if kind == "plain" else f"-{kind}"))
-        history = run / "history.jsonl"
-        if not history.exists():
-            started = time.perf_counter()
-            _generate(history, n, args.seed, kind)
-            print(f"{n:>11,} ops ({kind}): generated {history.stat().st_size / 2**20:,.0f} MiB "
-                  f"in {time.perf_counter() - started:.1f} s")
-        shutil.rmtree(run / "history.parquet", ignore_errors=True)
-        for label in ["cold (convert + check)"] + ["warm (Parquet reused)"] * args.repeat:
-            started, cpu, own = time.perf_counter(), _jvm_cpu_seconds(spark), time.process_time()
-            jit, gc = _jvm_overheads(spark)
-            results = check_history(run, spark=spark)
-            seconds, cpu, own = (time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu,
-                                 time.process_time() - own)
-            jit, gc = (after - before for after, before in zip(_jvm_overheads(spark), (jit, gc)))
-            ops = results["stats"]["ops"]
-            print(f"{ops:>11,} ops {kind:>5}: {label:<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s  "
-                  f"CPU JVM {cpu:6.1f} s, Python {own:5.1f} s; JVM compiling {jit:4.1f} s, in GC {gc:4.1f} s  load {os.getloadavg()[0]:4.1f}  valid={results['valid']}  "
-                  f"anomalies={ {k: v['count'] for k, v in results['anomalies'].items()} }", flush=True)
-    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak RSS: Python driver {peak_mib:,.0f} MiB, JVM {_jvm_peak_mib(spark):,.0f} MiB")
-    if args.fresh:
-        spark.stop()
-        seconds = _fresh_check(run, args.spark_master)
-        print(f"{ops:>11,} ops: {'first check, new process':<24} {seconds:7.1f} s  {ops / seconds:>10,.0f} ops/s")
-    print(f"reference loop: {_reference_seconds():.2f} CPU s")
+    for n, kind in ((int(s), k) for s in filter(None, args.sizes.split(",")) for k in kinds):
+        _large(args, speed, n, kind)
+    print(f"reference loop: {speed.read():.2f} CPU s; over the run {min(speed.readings):.2f}-"
+          f"{max(speed.readings):.2f} s", flush=True)
     return 0
 
 
