@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from checkers import ingest
 from checkers.history import _SENDS, HistoryError, read_lines
 from checkers.ingest import BadLine, Chunk, chunks, flatten, parse
 from checkers.pairing import Pairing
@@ -161,6 +162,21 @@ def test_an_assigns_partition_pairs_and_seek_are_read_among_lines_arrow_reads(tm
                        ("invoke", "c1", [{"topic": "t0", "partition": 1}], "beginning"),
                        ("ok", "c1", [{"topic": "t0", "partition": 1}], "beginning")]
     assert [op["partitions"] for op in out["ops"] if op["f"] == "send"] == [None] * 4
+
+
+@pytest.mark.parametrize("kind", ["nemesis", "assign", "txn"])
+def test_a_chunk_holding_a_line_arrow_cannot_read_as_it_is_is_never_tried_whole(tmp_path, monkeypatch, kind):
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    if kind == "nemesis":
+        h.nemesis("kill", {"node": "kafka1"})
+    elif kind == "assign":
+        h.assign(7, "c1", [("t0", 0)])
+    else:
+        h.txn(3, [("send", {"topic": "t0", "key": "k", "value": 2})])
+    monkeypatch.setattr(ingest, "_arrow_whole", lambda chunk: pytest.fail(f"a chunk with a {kind} line read whole"))
+    [chunk] = chunks(_write(tmp_path, h.lines()), 1 << 20)
+    assert parse(chunk).num_rows == len(h.lines())
 
 
 @pytest.mark.parametrize("partitions,shown", [([["t0"]], '["t0"]'), ([[0, "t0"]], '[0, "t0"]'),
