@@ -148,18 +148,8 @@ def small_jvm_options() -> str:
     return f"{_DEFAULTS['spark.driver.extraJavaOptions']} {_C1_ONLY}"
 
 
-def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
-                  small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
-    """The session for `master` (local[*] when None); an already running one is reused as it is.
-    `small_inputs`: the JVM will check small histories only (C1 compiler only), and maps the
-    classes of checkers.class_archive if it is built; else it is set for throughput.
-    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how that
-    archive is built)."""
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
-    master = master or LOCAL_MASTER
-    builder = SparkSession.builder.master(master).appName(app_name)
+def session_settings(master: str, *, small_inputs: bool = False, class_dump: Path | None = None) -> dict[str, str]:
+    """The settings a new session for `master` starts with (see `spark_session`)."""
     settings = dict(_DEFAULTS)
     if small_inputs:
         options = small_jvm_options()
@@ -174,7 +164,22 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
         # per-task overhead (Spark's default of 200 is for clusters).
         partitions = str(2 * local_cores(master))
         settings.update({"spark.sql.shuffle.partitions": partitions, "spark.default.parallelism": partitions})
-    for key, value in settings.items():
+    return settings
+
+
+def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
+                  small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
+    """The session for `master` (local[*] when None); an already running one is reused as it is.
+    `small_inputs`: the JVM will check small histories only (C1 compiler only), and maps the
+    classes of checkers.class_archive if it is built; else it is set for throughput.
+    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how that
+    archive is built)."""
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        return active
+    master = master or LOCAL_MASTER
+    builder = SparkSession.builder.master(master).appName(app_name)
+    for key, value in session_settings(master, small_inputs=small_inputs, class_dump=class_dump).items():
         builder = builder.config(key, value)
     try:
         spark = builder.getOrCreate()
