@@ -67,7 +67,8 @@ _ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in (
 # (RE2): one pass over the chunk without the GIL, where Python's `re` and a `find` made two
 # passes holding it (3.8 of the 33 CPU seconds that converting a 10M-op history took, and
 # the parsers' threads waited on them).
-_SET_ASIDE = "|".join([*(re.escape(json.dumps(word)) for word in (NEMESIS, ASSIGN)), re.escape(txn_ingest.MARK.decode())])
+_SET_ASIDE = "|".join([*(re.escape(json.dumps(word)) for word in (NEMESIS, ASSIGN)),
+                       re.escape(txn_ingest.MARK.decode())])  # the mark is quoted already
 _INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
 
 
