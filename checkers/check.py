@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
-from checkers.session import SessionOnDemand, fit_to_input, name_jobs
+from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand, fit_to_input, name_jobs
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
@@ -88,7 +88,9 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
 
     Raises HistoryError for input that cannot be checked. `idempotent` overrides what
     run.json says about the producer; `spark` is a running session, or one started on
-    demand (only if a checker runs: several checks share one that way);
+    demand (only if a checker runs: several checks share one that way), except that for a
+    large history, whose check all but surely needs it, it is started at once, beside the
+    convert: the user then waits for the longer of the two, not for both;
     `progress` hears a line as each long step begins.
     """
     source = history_file(Path(path))
@@ -101,12 +103,14 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     except OSError as exc:
         raise HistoryError(f"{out}: cannot write results there ({exc.strerror or exc})") from None
     say = progress or (lambda _: None)
+    if spark is None:
+        spark = SessionOnDemand(spark_master, say)
+    if isinstance(spark, SessionOnDemand) and source.stat().st_size >= SMALL_INPUT_BYTES:
+        spark.start_early()
     history = load_history(source, out / (source.stem + ".parquet"), progress)
     running = [c for c in CHECKS if c.reads(history.counts)]
     found: dict[str, Findings] = {}
     if running:
-        if spark is None:
-            spark = SessionOnDemand(spark_master, say)
         session = spark if isinstance(spark, SparkSession) else spark.get(history.op_count)
         say(f"checking {history.op_count} ops")
         name_jobs(session, f"ordeal check {source}")

@@ -130,6 +130,20 @@ class SessionOnDemand:
                     raise
             return self.session
 
+    def start_early(self) -> threading.Thread:
+        """Start the session for large histories now, in the background (the thread returned):
+        a large history's convert (Python and Arrow, checkers.history) then hides the JVM's
+        start, which get() waits for. A start that fails is told by get()."""
+        thread = threading.Thread(target=self._start_for_large, name="ordeal-spark-start", daemon=True)
+        thread.start()
+        return thread
+
+    def _start_for_large(self) -> None:
+        try:
+            self.get(SMALL_INPUT_OPS)
+        except SparkUnavailable:
+            pass  # kept in self.failed: the check's get() raises it
+
 
 def is_local(master: str | None) -> bool:
     """Whether `master` (None: the default) runs Spark in this machine's one JVM."""

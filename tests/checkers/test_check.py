@@ -4,7 +4,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from checkers import check
 from checkers.check import NOTHING_PROVEN, RESULTS_FILE, check_history, read_run_info
+from checkers.session import SessionOnDemand
 from checkers.synthetic import HistoryBuilder, make_chain
 
 
@@ -189,3 +191,26 @@ def test_results_name_the_checked_history_by_its_absolute_path(spark, tmp_path, 
     monkeypatch.chdir(tmp_path)
     results = check_history(Path("h.jsonl"), out_dir=Path("out"), spark=spark)
     assert results["history"] == str(tmp_path / "h.jsonl")
+
+
+def test_a_large_history_starts_spark_before_its_convert_a_small_one_when_a_checker_needs_it(spark, tmp_path,
+                                                                                            monkeypatch):
+    events = []
+
+    class Recorded(SessionOnDemand):
+        def start_early(self):
+            events.append("start early")
+
+        def get(self, ops):
+            events.append("get")
+            return spark
+
+    def checked(threshold: int) -> list[str]:
+        monkeypatch.setattr(check, "SMALL_INPUT_BYTES", threshold)
+        events.clear()
+        check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=Recorded(),
+                      progress=lambda line: events.append(line.split()[0]))
+        return events[:3]
+
+    assert checked(threshold=1) == ["start early", "reading", "get"]
+    assert checked(threshold=2**30) == ["reading", "get", "checking"]

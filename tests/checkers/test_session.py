@@ -1,7 +1,12 @@
 """The session's small-machine settings."""
 from __future__ import annotations
 
-from checkers.session import local_cores, session_settings
+import threading
+
+import pytest
+
+from checkers import session
+from checkers.session import SessionOnDemand, SparkUnavailable, local_cores, session_settings
 
 
 def test_local_masters_are_read_for_their_worker_threads():
@@ -11,3 +16,19 @@ def test_local_masters_are_read_for_their_worker_threads():
 def test_a_jvm_for_large_histories_gets_twice_the_heap_of_one_for_small_ones():
     large, small = (session_settings("local[2]", small_inputs=small)["spark.driver.memory"] for small in (False, True))
     assert (large, small) == ("6g", "3g")
+
+
+def test_a_session_started_early_starts_in_the_background_for_large_histories_and_get_tells_its_failure(
+        monkeypatch):
+    starts = []
+
+    def no_jvm(master, *, small_inputs):
+        starts.append((threading.current_thread().name, small_inputs))
+        raise SparkUnavailable("Spark (master local[2]) did not start: no JVM here")
+
+    monkeypatch.setattr(session, "spark_session", no_jvm)
+    on_demand = SessionOnDemand("local[2]")
+    on_demand.start_early().join(timeout=30)
+    with pytest.raises(SparkUnavailable, match="no JVM here"):
+        on_demand.get(10)  # a small history's ops: the start tried for a large one is not tried again
+    assert starts == [("ordeal-spark-start", False)]
