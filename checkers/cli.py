@@ -126,12 +126,11 @@ def run_check(args: argparse.Namespace) -> int:
     several = len(histories) > 1
     codes: list[int] = []
     small = all(h.stat().st_size < SMALL_INPUT_BYTES for h in histories)
-    spark = SessionOnDemand(master, lambda line: print(f"ordeal check: {line}", file=sys.stderr, flush=True),
-                            small=small)
+    spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
     def say_for(n: int, history: Path) -> Callable[[str], None]:
         label = f"[{n}/{len(histories)}] {history}: " if several else ""
-        return lambda line: print(f"ordeal check: {label}{line}", file=sys.stderr, flush=True)
+        return lambda line: _tell(f"ordeal check: {label}{line}")
 
     def check(n: int, history: Path) -> dict | Exception:
         try:
@@ -174,6 +173,14 @@ def run_check(args: argparse.Namespace) -> int:
         print(f"total: {len(histories)} histories: " + ", ".join(f"{k} {v}" for k, v in tally.items() if v)
               + ("" if len(codes) == len(histories) else f", not checked {len(histories) - len(codes)}"))
     return worst(codes + ([EXIT_BAD_INPUT] if len(codes) < len(histories) else []))
+
+
+def _tell(line: str) -> None:
+    """`line` on stderr in one write: checks side by side, and a JVM starting beside a
+    convert, tell their progress from several threads, and print() writes a line's end
+    apart from it."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
 
 
 def _report(out: Path, say) -> None:
