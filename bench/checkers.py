@@ -3,14 +3,15 @@
 Generates (once, with a seed, in a child process so its memory is not counted) a
 valid Kafka-log plus ordering history per size, then times `check_history` in a new
 process per cold run (`--cold N`), each with its own JVM, as a user's first `ordeal check`
-meets it: the JVM's start (apart), then cold (the history streamed into Parquet by Arrow
-in that Python process, then every checker in the JVM, which has compiled nothing yet),
-then warm (the Parquet copy reused, as a re-check does) `--repeat` times, after the first
-cold run only. Prints seconds, ops/s, the CPU seconds of the JVM and of the Python process
-(the machine may be shared: CPU seconds say what the check cost when wall time is
-inflated by others), the load average, the verdict, the peak RSS of both. Of the JVM's
-time, the seconds its JIT compilers spent compiling (summed over their threads) and its
-collector's pauses are printed apart: a cold check pays most of the compilers' work.
+meets it: cold (the history streamed into Parquet by Arrow in that Python process while
+the JVM starts beside it, then every checker in the JVM, which has compiled nothing yet;
+the JVM's CPU seconds are those of its whole life), then warm (the Parquet copy reused,
+as a re-check does) `--repeat` times, after the first cold run only. Prints seconds,
+ops/s, the CPU seconds of the JVM and of the Python process (the machine may be shared:
+CPU seconds say what the check cost when wall time is inflated by others), the load
+average, the verdict, the peak RSS of both. Of the JVM's time, the seconds its JIT
+compilers spent compiling (summed over their threads) and its collector's pauses are
+printed apart: a cold check pays most of the compilers' work.
 
 This machine's speed drifts, from day to day and within an hour, by up to 3x and more
 with nothing else running (quiet-machine figures of one code differed that much). So
@@ -120,21 +121,22 @@ def _jvm_overheads(spark) -> tuple[float, float]:
 
 
 def _measure(run: Path, master: str, repeat: int) -> None:
-    """Start a JVM, check `run` cold (its Parquet copy removed) and `repeat` times warm;
-    print one JSON line per figure."""
+    """Check `run` cold (its Parquet copy removed) as `ordeal check` does, the JVM started on
+    demand (beside the convert, for a large history), then `repeat` times warm in that JVM;
+    print one JSON line per figure. The cold figure's JVM seconds are the JVM's whole life."""
     from checkers.check import check_history
-    from checkers.session import spark_session
+    from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand
 
-    started = time.perf_counter()
-    spark = spark_session(master, app_name="ordeal-bench")
-    print(json.dumps({"label": "start", "seconds": time.perf_counter() - started}), flush=True)
     shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    on_demand = SessionOnDemand(master, small=(run / "history.jsonl").stat().st_size < SMALL_INPUT_BYTES)
+    spark, so_far = None, (0.0, 0.0, 0.0)  # the JVM's CPU, compiling and GC seconds (none before it starts)
     for label in ["cold"] + ["warm"] * repeat:
-        started, cpu, own = time.perf_counter(), _jvm_cpu_seconds(spark), time.process_time()
-        jit, gc = _jvm_overheads(spark)
-        results = check_history(run, spark=spark)
-        seconds, cpu, own = time.perf_counter() - started, _jvm_cpu_seconds(spark) - cpu, time.process_time() - own
-        jit, gc = (after - before for after, before in zip(_jvm_overheads(spark), (jit, gc)))
+        started, own = time.perf_counter(), time.process_time()
+        results = check_history(run, spark=on_demand)
+        seconds, own = time.perf_counter() - started, time.process_time() - own
+        spark = on_demand.session
+        now = (_jvm_cpu_seconds(spark), *_jvm_overheads(spark))
+        (cpu, jit, gc), so_far = (a - b for a, b in zip(now, so_far)), now
         print(json.dumps({"label": label, "seconds": seconds, "jvm_cpu": cpu, "python_cpu": own, "jit": jit, "gc": gc,
                           "ops": results["stats"]["ops"], "valid": results["valid"],
                           "anomalies": {k: v["count"] for k, v in results["anomalies"].items()}}), flush=True)
@@ -164,13 +166,10 @@ def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str) -> None:
             continue
         ref = speed.around(before)
         for f in figures:
-            if f["label"] == "start":
-                print(f"{n:>11,} ops {kind:>5}: JVM start, run {i + 1:<2}          {f['seconds']:7.1f} s "
-                      f"{_ratio(f['seconds'], ref)}", flush=True)
-            elif f["label"] == "peak":
+            if f["label"] == "peak":
                 print(f"{'':>11} peak RSS: Python {f['python_mib']:,.0f} MiB, JVM {f['jvm_mib']:,.0f} MiB", flush=True)
             else:
-                label = ("cold (convert + check)" if f["label"] == "cold" else "warm (Parquet reused)")
+                label = ("cold (as ordeal check)" if f["label"] == "cold" else "warm (Parquet reused)")
                 if f["label"] == "cold":
                     colds.append((f["seconds"], f["seconds"] / ref))
                 print(f"{f['ops']:>11,} ops {kind:>5}: {label:<24} {f['seconds']:7.1f} s {_ratio(f['seconds'], ref)}  "
