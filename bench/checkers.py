@@ -125,10 +125,10 @@ def _measure(run: Path, master: str, repeat: int) -> None:
     demand (beside the convert, for a large history), then `repeat` times warm in that JVM;
     print one JSON line per figure. The cold figure's JVM seconds are the JVM's whole life."""
     from checkers.check import check_history
-    from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand
+    from checkers.session import SessionOnDemand, small_file
 
     shutil.rmtree(run / "history.parquet", ignore_errors=True)
-    on_demand = SessionOnDemand(master, small=(run / "history.jsonl").stat().st_size < SMALL_INPUT_BYTES)
+    on_demand = SessionOnDemand(master, small=small_file(run / "history.jsonl"))
     spark, so_far = None, (0.0, 0.0, 0.0)  # the JVM's CPU, compiling and GC seconds (none before it starts)
     for label in ["cold"] + ["warm"] * repeat:
         started, own = time.perf_counter(), time.process_time()

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
-from checkers.session import SMALL_INPUT_BYTES, SessionOnDemand, fit_to_input, name_jobs
+from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
@@ -105,7 +105,7 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     say = progress or (lambda _: None)
     if spark is None:
         spark = SessionOnDemand(spark_master, say)
-    if isinstance(spark, SessionOnDemand) and source.stat().st_size >= SMALL_INPUT_BYTES:
+    if isinstance(spark, SessionOnDemand) and not small_file(source):
         spark.start_early()
     history = load_history(source, out / (source.stem + ".parquet"), progress)
     running = [c for c in CHECKS if c.reads(history.counts)]

@@ -96,8 +96,8 @@ def run_check(args: argparse.Namespace) -> int:
     # Imported here so that `ordeal --help` does not load Spark.
     from checkers.check import RESULTS_FILE, check_history, results_dir
     from checkers.history import HistoryError
-    from checkers.session import (LOCAL_MASTER, SMALL_INPUT_BYTES, SessionOnDemand, SparkUnavailable, is_local,
-                                  local_cores)
+    from checkers.session import (LOCAL_MASTER, SessionOnDemand, SparkUnavailable, is_local, local_cores,
+                                  small_file)
 
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
@@ -125,7 +125,7 @@ def run_check(args: argparse.Namespace) -> int:
 
     several = len(histories) > 1
     codes: list[int] = []
-    small = all(h.stat().st_size < SMALL_INPUT_BYTES for h in histories)
+    small = all(small_file(h) for h in histories)
     spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
     def say_for(n: int, history: Path) -> Callable[[str], None]:

@@ -100,6 +100,11 @@ def small_input(ops: int) -> bool:
     return ops < SMALL_INPUT_OPS
 
 
+def small_file(history: Path) -> bool:
+    """Whether the history file at `history` is small by its size, known before it is read."""
+    return history.stat().st_size < SMALL_INPUT_BYTES
+
+
 class SessionOnDemand:
     """One session for several checks: started on first use (saying so to `announce`), then
     the same one, so that a history no checker needs to judge starts no JVM.

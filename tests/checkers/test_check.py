@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checkers import check
+from checkers import session
 from checkers.check import NOTHING_PROVEN, RESULTS_FILE, check_history, read_run_info
 from checkers.session import SessionOnDemand
 from checkers.synthetic import HistoryBuilder, make_chain
@@ -206,7 +206,7 @@ def test_a_large_history_starts_spark_before_its_convert_a_small_one_when_a_chec
             return spark
 
     def checked(threshold: int) -> list[str]:
-        monkeypatch.setattr(check, "SMALL_INPUT_BYTES", threshold)
+        monkeypatch.setattr(session, "SMALL_INPUT_BYTES", threshold)
         events.clear()
         check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=Recorded(),
                       progress=lambda line: events.append(line.split()[0]))
