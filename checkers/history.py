@@ -152,7 +152,7 @@ def load_history(source: Path, parquet: Path, progress: Callable[[str], None] | 
     """The validated history of `source`, converting it to `parquet` unless a fresh copy exists.
 
     Spark is not needed for this: bad input is told, and a history that needs no check
-    is answered, without starting it.
+    is answered, without it (check_history starts it beside this for a large history only).
 
     `progress` hears which of the two happens: converting a large history is most of a
     first check, and a user waiting on it should know that a re-check will not pay it.

@@ -107,7 +107,8 @@ def small_file(history: Path) -> bool:
 
 class SessionOnDemand:
     """One session for several checks: started on first use (saying so to `announce`), then
-    the same one, so that a history no checker needs to judge starts no JVM.
+    the same one, so that a small history no checker needs to judge starts no JVM (a large
+    one starts it early, `start_early`, as its check all but surely needs it).
 
     `small` says whether every history it will serve is small (its JVM then compiles with
     C1 only); None leaves that to the first history that starts it."""
