@@ -123,6 +123,22 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     return results
 
 
+def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,
+              server_idle: float = 0.0) -> dict[str, Any]:
+    """check_history for `ordeal run`'s check at its end: in the check server when
+    `server_idle` > 0 (checkers.server; a suite's runs then share one warm JVM, and only
+    the first pays for its start), else, or when no server can be had, in this process.
+    Raises HistoryError with the check's own line for input it could not check."""
+    if server_idle > 0:
+        from checkers.server import ServerUnavailable, check_in_server
+
+        try:
+            return check_in_server(Path(path), out_dir=out_dir, idempotent=idempotent, idle=server_idle)
+        except ServerUnavailable:
+            pass  # checked here instead
+    return check_history(path, out_dir=out_dir, idempotent=idempotent)
+
+
 def judge(history: History, found: dict[str, Findings], *, idempotent: bool, proven: bool) -> dict[str, Any]:
     """The results dict of a validated history from its checkers' findings (by checker name)."""
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.counts.by_f.items())}

@@ -9,6 +9,10 @@ Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown; for several histories th
 worst of theirs, worst first: bad input (2: a history that could not be read at all
 says least, and must not hide behind another's verdict), invalid (1), unknown (3), valid
 (0). ORDEAL_SPARK_MASTER is read here, at the edge, and only when --spark-master is not given.
+
+The checks run in a check server (checkers.server), which keeps its JVM warm for the next
+`ordeal check` and exits after ORDEAL_CHECK_SERVER_IDLE seconds (default 300) without one;
+0 checks in this process, as a check on a shared machine may want.
 """
 from __future__ import annotations
 
@@ -20,6 +24,10 @@ import sys
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from checkers.session import SessionOnDemand
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 # Exit codes from the one that says most to the one that says least (see the docstring).
@@ -28,6 +36,7 @@ WORST_FIRST = (EXIT_BAD_INPUT, EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID)
 SPARK_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn"
                           r"|(spark|k8s|mesos)://[^\s/]\S*")
 SPARK_MASTER_ENV = "ORDEAL_SPARK_MASTER"
+SERVER_IDLE_ENV = "ORDEAL_CHECK_SERVER_IDLE"
 
 
 class BadPath(ValueError):
@@ -92,7 +101,26 @@ def worst(codes: list[int]) -> int:
     return min(codes, key=WORST_FIRST.index, default=EXIT_VALID)
 
 
-def run_check(args: argparse.Namespace) -> int:
+def server_idle() -> float:
+    """How long a check server waits for its next request (ORDEAL_CHECK_SERVER_IDLE, read
+    here at the edge); 0: no server, each `ordeal check` in its own process."""
+    raw = os.environ.get(SERVER_IDLE_ENV)
+    if raw is None or raw.strip() == "":
+        from checkers.server import DEFAULT_IDLE
+        return DEFAULT_IDLE
+    try:
+        idle = float(raw)
+    except ValueError:
+        idle = -1.0
+    if not 0 <= idle < float("inf"):
+        raise BadPath(f"{SERVER_IDLE_ENV}={raw!r}: not a number of seconds (0: no check server)")
+    return idle
+
+
+def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) -> int:
+    """`ordeal check`: in the check server (checkers.server) unless ORDEAL_CHECK_SERVER_IDLE
+    is 0, and in this process when it is, or when it is the server (`spark` given: its
+    session), or when no server can be had (said, not fatal)."""
     # Imported here so that `ordeal --help` does not load Spark.
     from checkers.check import RESULTS_FILE, check_history, results_dir
     from checkers.history import HistoryError
@@ -126,7 +154,22 @@ def run_check(args: argparse.Namespace) -> int:
     several = len(histories) > 1
     codes: list[int] = []
     small = all(small_file(h) for h in histories)
-    spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
+    if spark is None:
+        try:
+            idle = server_idle()
+        except BadPath as exc:
+            return fail(str(exc))
+        if idle > 0:
+            from checkers.server import ServerUnavailable, check
+
+            request = {"paths": [str(p.resolve()) for p in args.paths], "spark_master": master,
+                       "out": str(args.out.resolve()) if args.out is not None else None,
+                       "idempotent": args.idempotent, "report": args.report}
+            try:
+                return check(request, master, idle)
+            except ServerUnavailable as exc:
+                _tell(f"ordeal check: {exc}: checking in this process")
+        spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
     def say_for(n: int, history: Path) -> Callable[[str], None]:
         label = f"[{n}/{len(histories)}] {history}: " if several else ""

@@ -129,8 +129,12 @@ def _smoke(args: argparse.Namespace) -> int:
 def _clean(args: argparse.Namespace) -> int:
     from clusters.prune import remove_all
 
+    from checkers.server import stop_all
+
     runs = remove_all(_docker())
     print(f"removed {len(runs)} run(s)" + (": " + ", ".join(runs) if runs else ""))
+    servers = stop_all("ordeal clean")
+    print(f"stopped {len(servers)} check server(s)")
     return 0
 
 
@@ -170,6 +174,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sm.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
     sm.set_defaults(func=_smoke)
 
-    clean = sub.add_parser("clean", help="remove every ordeal container, network and volume",
-                           description="Remove every object labelled by ordeal, kept or live runs included.")
+    clean = sub.add_parser("clean", help="remove every ordeal container, network and volume; stop check servers",
+                           description="Remove every object labelled by ordeal, kept or live runs included, and "
+                                       "stop this user's check servers (`ordeal check`'s warm JVMs).")
     clean.set_defaults(func=_clean)

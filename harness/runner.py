@@ -481,7 +481,8 @@ class Runner:
         the history stays where it is."""
         run_dir = result.run_dir
         try:
-            from checkers.check import check_history
+            from checkers.check import check_run
+            from checkers.cli import server_idle
         except ModuleNotFoundError as exc:
             if exc.name not in ("checkers", "checkers.check"):
                 raise
@@ -490,7 +491,7 @@ class Runner:
         variant = self.plan.variant
         idempotent = variant.producer.enable_idempotence if variant is not None else None
         try:
-            results = check_history(result.history, out_dir=run_dir, idempotent=idempotent)
+            results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, server_idle=server_idle())
         except Exception as exc:  # noqa: BLE001
             result.notes.append(f"check failed: {exc.__class__.__name__}: {exc}")
             return

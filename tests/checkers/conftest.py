@@ -14,6 +14,13 @@ from checkers.session import spark_session
 from checkers.synthetic import HistoryBuilder
 
 
+@pytest.fixture(autouse=True)
+def _check_here(monkeypatch):
+    """`ordeal check` in the test's own process and session (the `spark` fixture), not in a
+    check server: tests/checkers/test_server.py tests the server."""
+    monkeypatch.setenv("ORDEAL_CHECK_SERVER_IDLE", "0")
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[SparkSession]:
     session = spark_session("local[2]", app_name="ordeal-checker-tests")

@@ -179,7 +179,7 @@ def fake_plugins(monkeypatch):
     check = types.ModuleType("checkers.check")
     report = types.ModuleType("reports.report")
 
-    def check_history(path, out_dir=None, spark_master=None, idempotent=None):
+    def check_run(path, out_dir=None, idempotent=None, server_idle=0.0):
         calls["check"] = (path, out_dir, idempotent)
         return calls.get("verdict", {"valid": True, "anomalies": {}})
 
@@ -188,7 +188,7 @@ def fake_plugins(monkeypatch):
         (run_dir / "report.html").write_text("<html></html>")
         return run_dir / "report.html"
 
-    check.check_history, report.write_report = check_history, write_report
+    check.check_run, report.write_report = check_run, write_report
     monkeypatch.setitem(sys.modules, "checkers.check", check)
     monkeypatch.setitem(sys.modules, "reports.report", report)
     return calls
@@ -207,7 +207,7 @@ def test_a_failing_checker_is_one_note_and_keeps_the_history(tmp_path, fake_plug
     def broken(*args, **kwargs):
         raise RuntimeError("spark fell over")
 
-    monkeypatch.setattr(sys.modules["checkers.check"], "check_history", broken)
+    monkeypatch.setattr(sys.modules["checkers.check"], "check_run", broken)
     _, result = run(tmp_path, check=True)
     assert result.notes == ["check failed: RuntimeError: spark fell over"]
     assert result.valid is None and result.exit_code == 0
