@@ -121,12 +121,6 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
     """`ordeal check`: in the check server (checkers.server) unless ORDEAL_CHECK_SERVER_IDLE
     is 0, and in this process when it is, or when it is the server (`spark` given: its
     session), or when no server can be had (said, not fatal)."""
-    # Imported here so that `ordeal --help` does not load Spark.
-    from checkers.check import RESULTS_FILE, check_history, results_dir
-    from checkers.history import HistoryError
-    from checkers.session import (LOCAL_MASTER, SessionOnDemand, SparkUnavailable, is_local, local_cores,
-                                  small_file)
-
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -143,17 +137,6 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
         return fail(str(exc))
     if args.out is not None and len(histories) > 1:
         return fail(f"--out takes one history; {len(args.paths)} PATHs name {len(histories)}")
-    written: dict[Path, Path] = {}
-    for history in histories:
-        target = (results_dir(history, args.out) / RESULTS_FILE).resolve()
-        if target in written:
-            return fail(f"{written[target]} and {history} would both write {target}: check them one at a time "
-                        "with --out")
-        written[target] = history
-
-    several = len(histories) > 1
-    codes: list[int] = []
-    small = all(small_file(h) for h in histories)
     if spark is None:
         try:
             idle = server_idle()
@@ -169,6 +152,25 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
                 return check(request, master, idle)
             except ServerUnavailable as exc:
                 _tell(f"ordeal check: {exc}: checking in this process")
+
+    # Imported here, not at the top: `ordeal --help`, and a check sent to the server, load no Spark.
+    from checkers.check import RESULTS_FILE, check_history, results_dir
+    from checkers.history import HistoryError
+    from checkers.session import (LOCAL_MASTER, SessionOnDemand, SparkUnavailable, is_local, local_cores,
+                                  small_file)
+
+    written: dict[Path, Path] = {}
+    for history in histories:
+        target = (results_dir(history, args.out) / RESULTS_FILE).resolve()
+        if target in written:
+            return fail(f"{written[target]} and {history} would both write {target}: check them one at a time "
+                        "with --out")
+        written[target] = history
+
+    several = len(histories) > 1
+    codes: list[int] = []
+    small = all(small_file(h) for h in histories)
+    if spark is None:
         spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
     def say_for(n: int, history: Path) -> Callable[[str], None]:

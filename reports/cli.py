@@ -5,12 +5,16 @@ import argparse
 from pathlib import Path
 
 from harness.cli import UsageError
-from reports.compare import COMPARE, matrix_text, write_compare
-from reports.report import write_report
-from reports.run_files import RunDirError
+from reports import COMPARE
+
+# The pages' modules (matplotlib, jinja2) are imported by the commands that write them: a
+# second and more of start-up that every other `ordeal` command would pay.
 
 
 def _report(args: argparse.Namespace) -> int:
+    from reports.report import write_report
+    from reports.run_files import RunDirError
+
     try:
         print(write_report(args.run_dir))
     except RunDirError as exc:
@@ -21,6 +25,9 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from reports.compare import matrix_text, write_compare
+    from reports.run_files import RunDirError
+
     out = args.out
     if out is None:
         single = args.paths[0] if len(args.paths) == 1 and args.paths[0].is_dir() else Path.cwd()

@@ -10,12 +10,12 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from reports import COMPARE
 from reports.history_digest import digest_history
 from reports.page import render
 from reports.report import REPORT, build_context, write_context
 from reports.run_files import HISTORY, RESULTS, RunDirError, RunFiles, load_run
 
-COMPARE = "compare.html"
 RUNS_PER_CELL = 5  # newest runs shown in a cell; the older ones are counted
 VERDICT_RANK = {"invalid": 0, "unknown": 1, "valid": 2}
 
