@@ -22,15 +22,25 @@ ratio is approximate, as the loop is not the check (a 10M-op check slowed 2.1x w
 loop slowed 2.8x), but seconds alone mislead far more.
 
 Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--batch 20`):
-first a fresh `ordeal check` of one such history (a new process and JVM, no Parquet
-copy), then `ordeal check` of `--batch` distinct ones in one call (one process, one
-Spark), with the time to the first verdict and the mean time per verdict after it, each
-with the CPU seconds of the whole process tree (the JVM included: this process becomes the
-subreaper of the command's descendants and reaps them). `--small 0` skips them.
+a fresh `ordeal check` of one such history (a new command, no Parquet copy) three ways:
+in its own process and JVM (ORDEAL_CHECK_SERVER_IDLE=0), as the first check of a new
+check server (checkers.server, which it starts), and as a later one (another history,
+the server warm); then `ordeal check` of `--batch` distinct ones in one call to the warm
+server, with the time to the first verdict and the mean time per verdict after it. Each
+figure comes with CPU seconds: of the whole process tree in its own process (the JVM
+included: this process becomes the subreaper of the command's descendants and reaps
+them), of the command and the server's tree (its JVM) with a server. The server is the
+bench's own, in a cache of its own, stopped at the end. `--small 0` skips them.
+
+Large histories with a server (`--server`, after the cold runs): the first check of the
+history (no Parquet copy) by `ordeal check` in that warm server, which has checked only
+small histories (or none, with `--small 0`), then of a second copy of it (hard-linked,
+no Parquet copy): the server has then checked a large history too.
 `--txn` also checks a transactional history (format 2, kafka-txn's shape:
 checkers.synthetic.generate_txn_history) of each size, after the plain one.
 
-Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000] [--batch 20]
+Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000]
+       [--batch 20] [--server]
 """
 from __future__ import annotations
 
@@ -144,7 +154,7 @@ def _measure(run: Path, master: str, repeat: int) -> None:
                       "jvm_mib": _jvm_peak_mib(spark)}), flush=True)
 
 
-def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str) -> None:
+def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str, server: Server) -> None:
     """`--cold` cold runs of the `n`-op history of `kind`, each in a new process, the first
     followed by `--repeat` warm ones; then the cold runs' median and range."""
     run = args.workdir / (f"n{n}-seed{args.seed}" + ("" if kind == "plain" else f"-{kind}"))
@@ -169,7 +179,7 @@ def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str) -> None:
             if f["label"] == "peak":
                 print(f"{'':>11} peak RSS: Python {f['python_mib']:,.0f} MiB, JVM {f['jvm_mib']:,.0f} MiB", flush=True)
             else:
-                label = ("cold (as ordeal check)" if f["label"] == "cold" else "warm (Parquet reused)")
+                label = ("cold, own process" if f["label"] == "cold" else "warm (Parquet reused)")
                 if f["label"] == "cold":
                     colds.append((f["seconds"], f["seconds"] / ref))
                 print(f"{f['ops']:>11,} ops {kind:>5}: {label:<24} {f['seconds']:7.1f} s {_ratio(f['seconds'], ref)}  "
@@ -182,6 +192,8 @@ def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str) -> None:
         print(f"{n:>11,} ops {kind:>5}: cold, {len(colds)} runs: median {statistics.median(seconds):.1f} s "
               f"(min {min(seconds):.1f}, max {max(seconds):.1f}), median {statistics.median(ratios):.0f} ref "
               f"(min {min(ratios):.0f}, max {max(ratios):.0f})", flush=True)
+    if args.server:
+        _large_in_server(run, n, kind, speed, server)
 
 
 # -- small histories: the real `ordeal check` command --
@@ -195,13 +207,15 @@ def _become_subreaper() -> None:
     ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
-def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProcess, list[float]]:
+def _timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float, float, subprocess.CompletedProcess,
+                                                                           list[float]]:
     """(wall seconds, CPU seconds of the whole process tree, the finished process, the
-    seconds at which each line of its stdout arrived) of `command`."""
+    seconds at which each line of its stdout arrived) of `command`. A check server it starts
+    is not reaped here (it outlives the command): its CPU is Server's to count."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     with tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=_TOP)
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=err, text=True, cwd=_TOP, env=env)
         lines, at = [], []
         for line in proc.stdout:  # ends with the command's stdout
             lines.append(line)
@@ -210,47 +224,149 @@ def _timed(command: list[str]) -> tuple[float, float, subprocess.CompletedProces
         seconds = time.perf_counter() - started
         err.seek(0)
         done = subprocess.CompletedProcess(command, proc.returncode, "".join(lines), err.read())
-    while True:  # the descendants it left behind (a JVM shutting down), bounded by their exit
+    while True:  # the descendants it left behind that have ended (a JVM shutting down)
         try:
-            os.waitpid(-1, 0)
+            if os.waitpid(-1, os.WNOHANG) == (0, 0):
+                if not _ending_children():
+                    break
+                time.sleep(0.1)
         except ChildProcessError:
             break
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return seconds, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done, at
 
 
-def _small(args: argparse.Namespace, speed: Speed) -> None:
-    """Fresh check of one small history; `--batch` small histories in one call."""
-    n = args.small
+class Server:
+    """The bench's own check server (checkers.server): a cache of its own, so that no server of
+    the user's answers and the bench's is new; CPU seconds of its process tree."""
+
+    def __init__(self, workdir: Path, master: str) -> None:
+        self.cache = workdir / "server-cache"
+        shutil.rmtree(self.cache, ignore_errors=True)
+        self.env = dict(os.environ, ORDEAL_CACHE=str(self.cache), ORDEAL_CHECK_SERVER_IDLE="600")
+        self.master = master
+
+    def command(self, *paths: Path) -> list[str]:
+        return [sys.executable, "-m", "harness.cli", "check", "--spark-master", self.master, *map(str, paths)]
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU seconds so far of the server and its descendants (0 if none runs)."""
+        stats: dict[int, tuple[int, float]] = {}  # pid: (parent pid, CPU seconds)
+        servers = []
+        for proc in Path("/proc").iterdir():
+            if not proc.name.isdigit():
+                continue
+            try:
+                fields = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue  # ended meanwhile
+            stats[int(proc.name)] = (int(fields[1]), (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK"))
+            if self._serves(proc):
+                servers.append(int(proc.name))
+        tree, total = set(servers), 0.0
+        while servers:
+            parent = servers.pop()
+            total += stats[parent][1]
+            for pid, (ppid, _) in stats.items():
+                if ppid == parent and pid not in tree:
+                    tree.add(pid)
+                    servers.append(pid)
+        return total
+
+    def _serves(self, proc: Path) -> bool:
+        try:
+            return (b"checkers.server" in (proc / "cmdline").read_bytes()
+                    and f"ORDEAL_CACHE={self.cache}".encode() in (proc / "environ").read_bytes().split(b"\0"))
+        except OSError:
+            return False
+
+    def timed(self, *paths: Path) -> tuple[float, float, subprocess.CompletedProcess, list[float]]:
+        """_timed of `ordeal check PATHS` with this server, CPU seconds of the server's tree added."""
+        before = self.cpu_seconds()
+        seconds, cpu, done, at = _timed(self.command(*paths), self.env)
+        return seconds, cpu + self.cpu_seconds() - before, done, at
+
+    def stop(self) -> None:
+        subprocess.run([sys.executable, "-c", "from checkers.server import stop_all; stop_all('the bench ended')"],
+                       env=self.env, cwd=_TOP, check=False)
+
+
+def _ending_children() -> bool:
+    """Whether a child of this process is other than a check server (a JVM shutting down after
+    a check in its own process: reaped when it ends, its CPU counted)."""
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        for pid in (task / "children").read_text().split():
+            try:
+                if b"checkers.server" not in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def _small_runs(args: argparse.Namespace) -> list[Path]:
+    """`--batch` + 2 small histories (generated once), without Parquet copies or results."""
     runs = []
-    for i in range(args.batch):
-        run = args.workdir / f"small-n{n}-seed{args.seed + i}"
+    for i in range(args.batch + 2):
+        run = args.workdir / f"small-n{args.small}-seed{args.seed + i}"
         if not (run / "history.jsonl").exists():
-            _generate(run / "history.jsonl", n, args.seed + i, "plain")
+            _generate(run / "history.jsonl", args.small, args.seed + i, "plain")
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
         (run / "results.json").unlink(missing_ok=True)
         runs.append(run)
-    ordeal = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
-    before = speed.read()
-    seconds, cpu, done, _ = _timed([*ordeal, str(runs[0])])
-    ref = speed.around(before)
-    print(f"{n:>11,} ops: {'fresh ordeal check':<24} {seconds:7.1f} s {_ratio(seconds, ref)}  CPU (all processes) "
-          f"{cpu:6.1f} s  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
-    for run in runs:
+    return runs
+
+
+def _small(args: argparse.Namespace, speed: Speed, server: Server) -> None:
+    """A fresh check of one small history three ways; `--batch` small histories in one call."""
+    n = args.small
+    runs = _small_runs(args)
+    own = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
+    for label, run, timed in (("fresh, own process", runs[0],
+                               lambda r: _timed([*own, str(r)], dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="0"))),
+                              ("fresh, new server", runs[1], server.timed),
+                              ("fresh, warm server", runs[2], server.timed)):
+        before = speed.read()
+        seconds, cpu, done, _ = timed(run)
+        ref = speed.around(before)
+        print(f"{n:>11,} ops: {label:<24} {seconds:7.1f} s {_ratio(seconds, ref)}  CPU (all processes) "
+              f"{cpu:6.1f} s  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
+    batch = runs[2:]
+    for run in batch:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
     before = speed.read()
-    seconds, cpu, done, at = _timed([*ordeal, *map(str, runs)])
+    seconds, cpu, done, at = server.timed(*batch)
     ref = speed.around(before)
     verdicts = [t for t, line in zip(at, done.stdout.splitlines()) if line.startswith("valid:")]
-    if len(verdicts) != len(runs):
+    if len(verdicts) != len(batch):
         print(f"batch failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
         return
     # A verdict line is printed as each history's check ends (in order; small ones are
     # checked side by side): after the first, the time per history is the mean gap.
-    rest = (verdicts[-1] - verdicts[0]) / max(1, len(runs) - 1)
-    print(f"{n:>11,} ops: {len(runs)} in one ordeal check: {seconds:6.1f} s  CPU (all processes) {cpu:6.1f} s  "
-          f"first {verdicts[0]:5.1f} s {_ratio(verdicts[0], ref)}, then {rest:5.2f} s each {rest / ref:5.1f} ref  "
-          f"ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}", flush=True)
+    rest = (verdicts[-1] - verdicts[0]) / max(1, len(batch) - 1)
+    print(f"{n:>11,} ops: {len(batch)} in one ordeal check (warm server): {seconds:6.1f} s  CPU (all processes) "
+          f"{cpu:6.1f} s  first {verdicts[0]:5.1f} s {_ratio(verdicts[0], ref)}, then {rest:5.2f} s each "
+          f"{rest / ref:5.1f} ref  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}", flush=True)
+
+
+def _large_in_server(run: Path, n: int, kind: str, speed: Speed, server: Server) -> None:
+    """The first check of the history of `run`, then of a hard-linked copy, in the server."""
+    copy = run.with_name(run.name + "-copy")
+    shutil.rmtree(copy, ignore_errors=True)
+    copy.mkdir()
+    os.link(run / "history.jsonl", copy / "history.jsonl")
+    shutil.rmtree(run / "history.parquet", ignore_errors=True)
+    try:
+        for label, target in (("first, server warm", run), ("copy, server warm", copy)):
+            before = speed.read()
+            seconds, cpu, done, _ = server.timed(target)
+            ref = speed.around(before)
+            verdict = done.stdout.strip().splitlines()[-1:] if done.returncode in (0, 1, 3) else done.stderr[-300:]
+            print(f"{n:>11,} ops {kind:>5}: {label:<24} {seconds:7.1f} s {_ratio(seconds, ref)}  "
+                  f"{n / seconds:>9,.0f} ops/s  CPU (command and server) {cpu:6.1f} s  ref {ref:.2f} s  "
+                  f"load {os.getloadavg()[0]:4.1f}  exit {done.returncode}  {verdict}", flush=True)
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
 
 
 def main() -> int:
@@ -264,6 +380,8 @@ def main() -> int:
     parser.add_argument("--small", type=int, default=3000, help="ops of the small histories (0: none)")
     parser.add_argument("--batch", type=int, default=20, help="small histories checked in one call")
     parser.add_argument("--txn", action="store_true", help="also check a transactional history of each size")
+    parser.add_argument("--server", action="store_true",
+                        help="also check each large history (and a copy) in the bench's warm check server")
     parser.add_argument("--generate", nargs=4, metavar=("N", "PATH", "SEED", "KIND"), help=argparse.SUPPRESS)
     parser.add_argument("--measure", type=Path, metavar="RUN", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -281,11 +399,15 @@ def main() -> int:
     print(f"reference loop: {speed.read():.2f} CPU s (this machine's speed now; lower is faster); "
           f"master {args.spark_master}, seed {args.seed}", flush=True)
     _become_subreaper()
-    if args.small:
-        _small(args, speed)
-    kinds = ["plain", "txn"] if args.txn else ["plain"]
-    for n, kind in ((int(s), k) for s in filter(None, args.sizes.split(",")) for k in kinds):
-        _large(args, speed, n, kind)
+    server = Server(args.workdir, args.spark_master)
+    try:
+        if args.small:
+            _small(args, speed, server)
+        kinds = ["plain", "txn"] if args.txn else ["plain"]
+        for n, kind in ((int(s), k) for s in filter(None, args.sizes.split(",")) for k in kinds):
+            _large(args, speed, n, kind, server)
+    finally:
+        server.stop()
     print(f"reference loop: {speed.read():.2f} CPU s; over the run {min(speed.readings):.2f}-"
           f"{max(speed.readings):.2f} s", flush=True)
     return 0
