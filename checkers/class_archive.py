@@ -6,7 +6,7 @@ Spark, Scala and Hadoop before its first job. The JVM can map them from an archi
 instead (JDK 13+ dynamic archive: -XX:ArchiveClassesAtExit, then -XX:SharedArchiveFile).
 `make bootstrap` builds the archive once by checking two small synthetic histories (a
 plain one and a transactional one) in a JVM that dumps what it loaded when it exits;
-every later JVM for small histories maps it. Measured on the 2-core machine, in one
+every later checker JVM maps it (one for large histories, and a check server's, too). Measured on the 2-core machine, in one
 process: session start 2.9 s -> 1.4 s, its first check of a 3,000-op history 13.2 s ->
 10.1 s, JVM CPU 21 -> 15 s (bench/checkers.py prints a fresh `ordeal check` of one).
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from checkers import class_archive
-from checkers.session import small_jvm_options
+from checkers.session import session_settings, small_jvm_options
 
 pytestmark = pytest.mark.skipif(class_archive._java() is None, reason="no java")
 
@@ -33,6 +33,16 @@ def test_a_jvm_maps_the_archive_only_once_it_is_built(cache: Path) -> None:
     path = class_archive.archive_path(options)
     path.write_bytes(b"not yet an archive")
     assert class_archive.java_options(options) == f"-XX:SharedArchiveFile={path} {class_archive.QUIET_CDS}"
+
+
+def test_every_checker_jvm_maps_the_one_archive(cache: Path) -> None:
+    """The JVM for large histories, a check server's, maps the archive of the one for small ones."""
+    path = class_archive.archive_path(small_jvm_options())
+    assert all(f"-XX:SharedArchiveFile={path}" not in session_settings("local[2]", small_inputs=small)
+               ["spark.driver.extraJavaOptions"] for small in (True, False))
+    path.write_bytes(b"built")
+    assert all(f"-XX:SharedArchiveFile={path}" in session_settings("local[2]", small_inputs=small)
+               ["spark.driver.extraJavaOptions"] for small in (True, False))
 
 
 def test_a_jvm_an_archive_does_not_fit_starts_and_says_nothing_about_it(tmp_path: Path) -> None:
