@@ -237,12 +237,18 @@ def _timed(command: list[str], env: dict[str, str] | None = None) -> tuple[float
 
 
 class Server:
-    """The bench's own check server (checkers.server): a cache of its own, so that no server of
-    the user's answers and the bench's is new; CPU seconds of its process tree."""
+    """The bench's own check server (checkers.server): a cache of its own (with links to the
+    class archives of the user's), so that no server of the user's answers and the bench's
+    is new; CPU seconds of its process tree."""
 
     def __init__(self, workdir: Path, master: str) -> None:
+        from checkers.class_archive import ARCHIVE_PREFIX, cache_dir
+
         self.cache = workdir / "server-cache"
         shutil.rmtree(self.cache, ignore_errors=True)
+        self.cache.mkdir(parents=True)
+        for archive in cache_dir().glob(f"{ARCHIVE_PREFIX}*.jsa"):  # the user's class archives, as theirs would map
+            (self.cache / archive.name).symlink_to(archive)
         self.env = dict(os.environ, ORDEAL_CACHE=str(self.cache), ORDEAL_CHECK_SERVER_IDLE="600")
         self.master = master
 
