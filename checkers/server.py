@@ -54,6 +54,7 @@ DEFAULT_IDLE = 300.0
 # How long a client waits for a new server's socket (it binds before Spark starts).
 START_TIMEOUT = 60.0
 _REQUEST_TIMEOUT = 30.0
+_LOG_KEPT = 86400.0
 
 
 class ServerUnavailable(RuntimeError):
@@ -219,37 +220,50 @@ def _stop(key: str, reason: str) -> bool:
 
 
 def _prune(keep: str | None) -> None:
-    """Stop the servers of other code than `keep`'s, and remove the files crashed servers left."""
+    """Stop the servers of other code than `keep`'s, and remove the sockets and locks that
+    ended servers left (a crashed one's log is kept a day: a failed check pointed to it)."""
     code = keep.split("-")[0] if keep else None
     for lock in sorted(servers_dir().glob("*.lock")):
         key = lock.stem
         if key == keep:
             continue
-        sock_path, _, log = _paths(key)
+        sock_path, _, _ = _paths(key)
         if _held(lock):
             if code is not None and not key.startswith(f"{code}-"):
                 _stop(key, f"a server for other code ({code}) started")
             continue
-        for path in (sock_path, lock, log):
-            path.unlink(missing_ok=True)
+        sock_path.unlink(missing_ok=True)
+        lock.unlink(missing_ok=True)
+    for log in servers_dir().glob("*.log"):
+        with contextlib.suppress(OSError):
+            if not log.with_suffix(".lock").exists() and time.time() - log.stat().st_mtime > _LOG_KEPT:
+                log.unlink()
 
 
 def _start(key: str, master: str | None, idle: float) -> socket.socket:
-    sock_path, _, log = _paths(key)
-    with log.open("ab") as log_file:
-        server = subprocess.Popen(
-            [sys.executable, "-m", "checkers.server", key, master or "", str(idle)],
-            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
-            cwd=Path(__file__).resolve().parent.parent)
+    sock_path, lock, log = _paths(key)
+    server = _spawn(key, master, idle, log)
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
         conn = _connect(sock_path)
         if conn is not None:
             return conn
-        if server.poll():  # 0: it lost a race to another start, whose server binds soon
+        if server.poll():
             raise ServerUnavailable(f"the check server exited at its start with {server.returncode} (its log: {log})")
+        if server.returncode == 0 and not _held(lock):
+            # It found the lock held: another start's server, or one ending by its idle
+            # time that has let go of its socket and lock since. Start again.
+            server = _spawn(key, master, idle, log)
         time.sleep(0.05)
     raise ServerUnavailable(f"the check server did not listen within {START_TIMEOUT:.0f} s (its log: {log})")
+
+
+def _spawn(key: str, master: str | None, idle: float, log: Path) -> subprocess.Popen:
+    with log.open("ab") as log_file:
+        return subprocess.Popen(
+            [sys.executable, "-m", "checkers.server", key, master or "", str(idle)],
+            stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=Path(__file__).resolve().parent.parent)
 
 
 # -- the server side ------------------------------------------------------------------------
@@ -306,8 +320,10 @@ def serve(key: str, master: str | None, idle: float) -> int:
                 if not _serve_one(conn, spark):
                     break
     finally:
+        # Socket and lock go first, so that a new server can start while this JVM stops.
         sock_path.unlink(missing_ok=True)
         listener.close()
+        lock.close()
         if spark.session is not None:
             with contextlib.suppress(Exception):
                 spark.session.stop()
@@ -326,6 +342,8 @@ def _serve_one(conn: socket.socket, spark) -> bool:
     except (OSError, ValueError):
         return True
     conn.settimeout(None)
+    if not isinstance(request, dict) or not ("stop" in request or isinstance(request.get("check"), dict)):
+        return True  # not a client of this module's
     if "stop" in request:
         print(f"{time.strftime('%H:%M:%S')} stopping: {request['stop']}", flush=True)
         _send(conn, {"exit": 0}, lock)

@@ -3,6 +3,8 @@ server process and its real JVM, in a cache of the test's own."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import time
@@ -80,11 +82,15 @@ def test_a_start_stops_servers_of_other_code_and_removes_what_crashed_ones_left(
     crashed = list(server._paths(f"{'2' * 12}-{'3' * 8}"))
     for path in crashed:
         path.write_text("")
+    kept = crashed.pop()  # its log, kept a day (a failed check names it)
+    old = server._paths(f"{'4' * 12}-{'5' * 8}")[2]
+    old.write_text("")
+    os.utime(old, (time.time() - 2 * 86400,) * 2)
     try:
         assert "serving" in proc.stdout.readline()  # bound, listening; no JVM until a request
         server._prune(server.server_key(None))
         assert proc.wait(timeout=30) == 0
-        assert not any(path.exists() for path in crashed)
+        assert (any(path.exists() for path in crashed), kept.exists(), old.exists()) == (False, True, False)
     finally:
         proc.kill()
 
@@ -96,6 +102,11 @@ def test_a_second_start_of_the_same_server_leaves_the_first_serving(servers):
         assert "serving" in first.stdout.readline()
         second = subprocess.run([sys.executable, "-m", "checkers.server", key, "", "60"], timeout=60)
         assert (second.returncode, first.poll()) == (0, None)
+        for junk in (b"not json\n", b"[1, 2]\n", b'{"check": 5}\n'):  # answered by nothing, and survived
+            with socket.socket(socket.AF_UNIX) as conn:
+                conn.connect(str(server._paths(key)[0]))
+                conn.sendall(junk)
+                assert conn.recv(100) == b""
         assert server.stop_all() == [key] and first.wait(timeout=30) == 0
     finally:
         first.kill()
