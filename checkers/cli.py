@@ -48,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check", help="check histories for anomalies (PySpark)",
         description="Check history files, run directories or store trees (format version 1 or 2) and write each "
                     "one's results.json, in one Spark session. Exit 0 valid, 1 invalid, 2 bad input, 3 unknown; "
-                    "for several histories the worst (2, then 1, then 3, then 0).")
+                    "for several histories the worst (2, then 1, then 3, then 0). The checks run in a check server "
+                    f"that keeps Spark warm for the next check and exits after ${SERVER_IDLE_ENV} seconds idle "
+                    "(default 300; 0: check in this process; `ordeal clean` stops it).")
     p.add_argument("paths", metavar="PATH", type=Path, nargs="+",
                    help="history .jsonl file, run directory, or a directory of runs (a store)")
     p.add_argument("--out", metavar="DIR", type=Path,
