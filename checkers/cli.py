@@ -105,7 +105,8 @@ def worst(codes: list[int]) -> int:
 
 def server_idle() -> float:
     """How long a check server waits for its next request (ORDEAL_CHECK_SERVER_IDLE, read
-    here at the edge); 0: no server, each `ordeal check` in its own process."""
+    here at the edge); 0: no server, each `ordeal check` in its own process. ValueError (one
+    line) for a value that is not seconds."""
     raw = os.environ.get(SERVER_IDLE_ENV)
     if raw is None or raw.strip() == "":
         from checkers.server import DEFAULT_IDLE
@@ -115,7 +116,7 @@ def server_idle() -> float:
     except ValueError:
         idle = -1.0
     if not 0 <= idle < float("inf"):
-        raise BadPath(f"{SERVER_IDLE_ENV}={raw!r}: not a number of seconds (0: no check server)")
+        raise ValueError(f"{SERVER_IDLE_ENV}={raw!r}: not a number of seconds (0: no check server)")
     return idle
 
 
@@ -142,7 +143,7 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
     if spark is None:
         try:
             idle = server_idle()
-        except BadPath as exc:
+        except ValueError as exc:
             return fail(str(exc))
         if idle > 0:
             from checkers.server import ServerUnavailable, check

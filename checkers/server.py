@@ -332,7 +332,7 @@ def serve(key: str, master: str | None, idle: float) -> int:
 
 def _serve_one(conn: socket.socket, spark) -> bool:
     """Answer one request; whether to go on serving."""
-    from checkers.cli import EXIT_BAD_INPUT, run_check
+    from checkers.cli import EXIT_BAD_INPUT, _tell, run_check
 
     lock = threading.Lock()
     conn.settimeout(_REQUEST_TIMEOUT)
@@ -360,16 +360,13 @@ def _serve_one(conn: socket.socket, spark) -> bool:
             code = run_check(args, spark=spark)
         except Exception as exc:  # noqa: BLE001 - told to the client; a fresh server serves the next
             traceback.print_exc(file=sys.__stdout__)
-            _tell_error(f"ordeal check: the check server failed: {exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            _tell(f"ordeal check: the check server failed: {exc.__class__.__name__}: "
+                  f"{str(exc).splitlines()[0] if str(exc) else ''}")
             go_on = False
     go_on = go_on and spark.failed is None and _alive(spark)
     print(f"{time.strftime('%H:%M:%S')} exit {code} after {time.monotonic() - started:.1f} s", flush=True)
     _send(conn, {"exit": code}, lock)
     return go_on
-
-
-def _tell_error(line: str) -> None:
-    sys.stderr.write(line + "\n")
 
 
 def _alive(spark) -> bool:
