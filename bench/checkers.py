@@ -26,7 +26,8 @@ a fresh `ordeal check` of one such history (a new command, no Parquet copy) thre
 in its own process and JVM (ORDEAL_CHECK_SERVER_IDLE=0), as the first check of a new
 check server (checkers.server, which it starts), and as a later one (another history,
 the server warm); then `ordeal check` of `--batch` distinct ones in one call to the warm
-server, with the time to the first verdict and the mean time per verdict after it. Each
+server (checked as one batch), against one of them alone just before it: the time per
+history after the first is the difference over `--batch` - 1. Each
 figure comes with CPU seconds: of the whole process tree in its own process (the JVM
 included: this process becomes the subreaper of the command's descendants and reaps
 them), of the command and the server's tree (its JVM) with a server. The server is the
@@ -337,21 +338,24 @@ def _small(args: argparse.Namespace, speed: Speed, server: Server) -> None:
         ref = speed.around(before)
         print(f"{n:>11,} ops: {label:<24} {seconds:7.1f} s {_ratio(seconds, ref)}  CPU (all processes) "
               f"{cpu:6.1f} s  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}  exit {done.returncode}", flush=True)
+    # The batch's figure: one call with every history, less one with one of them, over the
+    # histories after the first (small ones are checked as one batch: no line comes per history
+    # as its check ends, and none has a time of its own).
     batch = runs[2:]
     for run in batch:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
     before = speed.read()
-    seconds, cpu, done, at = server.timed(*batch)
+    one, _, _, _ = server.timed(batch[0])
+    shutil.rmtree(batch[0] / "history.parquet", ignore_errors=True)
+    seconds, cpu, done, _ = server.timed(*batch)
     ref = speed.around(before)
-    verdicts = [t for t, line in zip(at, done.stdout.splitlines()) if line.startswith("valid:")]
+    verdicts = [line for line in done.stdout.splitlines() if line.startswith("valid:")]
     if len(verdicts) != len(batch):
         print(f"batch failed (exit {done.returncode}): {done.stderr.strip().splitlines()[-1:]}")
         return
-    # A verdict line is printed as each history's check ends (in order; small ones are
-    # checked side by side): after the first, the time per history is the mean gap.
-    rest = (verdicts[-1] - verdicts[0]) / max(1, len(batch) - 1)
+    rest = (seconds - one) / max(1, len(batch) - 1)
     print(f"{n:>11,} ops: {len(batch)} in one ordeal check (warm server): {seconds:6.1f} s  CPU (all processes) "
-          f"{cpu:6.1f} s  first {verdicts[0]:5.1f} s {_ratio(verdicts[0], ref)}, then {rest:5.2f} s each "
+          f"{cpu:6.1f} s  one alone {one:5.1f} s {_ratio(one, ref)}, then {rest:5.2f} s each "
           f"{rest / ref:5.1f} ref  ref {ref:.2f} s  load {os.getloadavg()[0]:4.1f}", flush=True)
 
 

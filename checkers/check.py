@@ -1,4 +1,5 @@
-"""`check_history`: a run's history in, results.json out (the public entry point).
+"""`check_history`: a run's history in, results.json out (the public entry point);
+`check_histories`: the same for a batch of histories, judged by one set of Spark jobs.
 
 results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
 "evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "anomalies", "unknown",
@@ -31,7 +32,7 @@ from pyspark.sql import functions as F
 
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
-from checkers.history import RUN_FILE, History, HistoryError, history_file, load_history
+from checkers.history import HISTORY, RUN_FILE, History, HistoryError, Tables, history_file, load_history
 from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
@@ -81,46 +82,131 @@ def results_dir(path: Path, out_dir: Path | None = None) -> Path:
     return Path(out_dir) if out_dir is not None else history_file(Path(path)).parent
 
 
+Progress = Callable[[int | None, str], None]
+# What the checkers found in one history: anomalies (count, examples, evidence by name), the
+# reasons each anomaly was not judged somewhere, and statistics (checkers.check._collect).
+Found = tuple[dict[str, Any], dict[str, list[str]], dict[str, int]]
+
+
+@dataclass(frozen=True)
+class _Loaded:
+    """A history of a batch, read and ready to check: where its results go, and its run.json."""
+
+    history: History
+    out: Path
+    run: RunInfo
+
+
 def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str | None = None,
                   idempotent: bool | None = None, spark: SparkSession | SessionOnDemand | None = None,
                   progress: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Check the history of a run directory or history file; write and return results.json.
 
-    Raises HistoryError for input that cannot be checked. `idempotent` overrides what
-    run.json says about the producer; `spark` is a running session, or one started on
-    demand (only if a checker runs: several checks share one that way), except that for a
-    large history, whose check all but surely needs it, it is started at once, beside the
-    convert: the user then waits for the longer of the two, not for both;
-    `progress` hears a line as each long step begins.
+    Raises HistoryError for input that cannot be checked. The rest is check_histories'
+    for a batch of one; `progress` hears its lines."""
+    say = progress or (lambda _: None)
+    [results] = check_histories([path], out_dir=out_dir, spark_master=spark_master, idempotent=idempotent,
+                                spark=spark, progress=lambda _, line: say(line))
+    if isinstance(results, HistoryError):
+        raise results
+    return results
+
+
+def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_master: str | None = None,
+                    idempotent: bool | None = None, spark: SparkSession | SessionOnDemand | None = None,
+                    progress: Progress | None = None) -> list[dict[str, Any] | HistoryError]:
+    """Check several histories (run directories or history files) as one batch: one set of
+    Spark jobs judges them all, each as if alone (every table marks its rows with their
+    history, checkers.history.HISTORY, and every check keys by it), so that a batch of
+    small histories costs about what one costs. Writes each one's results.json; returns, in
+    the order of `paths`, its results, or the HistoryError that kept it from being checked
+    (the others are checked all the same).
+
+    `out_dir` takes one history only. `idempotent` overrides what run.json says about the
+    producer; `spark` is a running session, or one started on demand (only if a checker
+    runs: several batches share one that way), except that for a large history, whose
+    check all but surely needs it, it is started at once, beside the convert: the user
+    then waits for the longer of the two, not for both. `progress` hears a line as each
+    long step begins, with the number of the history it is of (None: of the batch).
     """
-    source = history_file(Path(path))
+    if out_dir is not None and len(paths) > 1:
+        raise ValueError("out_dir takes one history")
+    say = progress or (lambda _n, _line: None)
+    if spark is None:
+        spark = SessionOnDemand(spark_master, lambda line: say(None, line))
+    answers: list[dict[str, Any] | HistoryError | None] = [None] * len(paths)
+    batch: list[tuple[int, _Loaded]] = []
+    for n, path in enumerate(paths):
+        try:
+            batch.append((n, _load(Path(path), out_dir, spark, lambda line, n=n: say(n, line))))
+        except HistoryError as exc:
+            answers[n] = exc
+    counts = [loaded.history.counts for _, loaded in batch]
+    running = [c for c in CHECKS if any(c.reads(each) for each in counts)]
+    judged: list[Found] = [({}, {}, {})] * len(batch)
+    stat_names: dict[str, list[str]] = {}
+    if running:
+        ops = sum(each.ops for each in counts)
+        session = spark if isinstance(spark, SparkSession) else spark.get(ops)
+        histories = [loaded.history for _, loaded in batch]
+        say(None, f"checking {ops} ops" + (f" of {len(histories)} histories" if len(histories) > 1 else ""))
+        name_jobs(session, f"ordeal check {histories[0].source}" if len(histories) == 1
+                  else f"ordeal check of {len(histories)} histories")
+        fit_to_input(session, ops)
+        tables = batch_tables(session, histories)
+        found = {c.name: c.find(tables) for c in running}
+        stat_names = {name: list(f.stats) for name, f in found.items()}
+        judged = _collect(found, len(batch))
+    for (n, loaded), (anomalies, not_judged, stats) in zip(batch, judged):
+        history = loaded.history
+        mine = [c.name for c in running if c.reads(history.counts)]
+        # A checker that ran for another history of the batch found nothing here (this one
+        # holds nothing it reads): its statistics are not this history's.
+        stats = {name: count for name, count in stats.items() if any(name in stat_names[c] for c in mine)}
+        results = judge(history, mine, (anomalies, not_judged, stats),
+                        idempotent=loaded.run.idempotent if idempotent is None else idempotent,
+                        proven=any(c.proves(history.counts) for c in running if c.name in mine))
+        results.update(variant=loaded.run.variant, scenario=loaded.run.scenario)
+        (loaded.out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
+        answers[n] = results
+    return answers  # type: ignore[return-value]  # every one is set above
+
+
+def _load(path: Path, out_dir: Path | None, spark: SparkSession | SessionOnDemand,
+          say: Callable[[str], None]) -> _Loaded:
+    """The history of `path` read into its Parquet copy (HistoryError for bad input), the
+    large one's JVM started beside the convert."""
+    source = history_file(path)
     run = read_run_info(source.parent)
-    if idempotent is None:
-        idempotent = run.idempotent
     out = results_dir(source, out_dir)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise HistoryError(f"{out}: cannot write results there ({exc.strerror or exc})") from None
-    say = progress or (lambda _: None)
-    if spark is None:
-        spark = SessionOnDemand(spark_master, say)
     if isinstance(spark, SessionOnDemand) and not small_file(source):
         spark.start_early()
-    history = load_history(source, out / (source.stem + ".parquet"), progress)
-    running = [c for c in CHECKS if c.reads(history.counts)]
-    found: dict[str, Findings] = {}
-    if running:
-        session = spark if isinstance(spark, SparkSession) else spark.get(history.op_count)
-        say(f"checking {history.op_count} ops")
-        name_jobs(session, f"ordeal check {source}")
-        fit_to_input(session, history.counts.ops)
-        tables = history.tables(session)
-        found = {c.name: c.find(tables) for c in running}
-    results = judge(history, found, idempotent=idempotent, proven=any(c.proves(history.counts) for c in running))
-    results.update(variant=run.variant, scenario=run.scenario)
-    (out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
-    return results
+    return _Loaded(history=load_history(source, out / (source.stem + ".parquet"), say), out=out, run=run)
+
+
+def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
+    """The tables of several histories as one batch, history i's rows marked i (HISTORY).
+
+    Each table is the union of the histories' own. A union of many Parquet reads would be
+    planned again at every place a check reads it, so a batch of several has each table
+    computed once into a leaf of its own (checkers.checker.shared: a small job per table).
+    A table of txns is there when any history of the batch has txns; a history without
+    them has no rows in it.
+    """
+    each = [h.tables(spark, n) for n, h in enumerate(histories)]
+    if len(each) == 1:
+        return each[0]
+
+    def table(name: str) -> DataFrame | None:
+        frames = [getattr(t, name) for t in each if getattr(t, name) is not None]
+        return shared(_union(frames)) if frames else None
+
+    return Tables(ops=table("ops"), sends=table("sends"), records=table("records"), blocks=table("blocks"),
+                  mops=table("mops"), txns=table("txns"))
 
 
 def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,
@@ -139,14 +225,16 @@ def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | Non
     return check_history(path, out_dir=out_dir, idempotent=idempotent)
 
 
-def judge(history: History, found: dict[str, Findings], *, idempotent: bool, proven: bool) -> dict[str, Any]:
-    """The results dict of a validated history from its checkers' findings (by checker name)."""
+def judge(history: History, checkers_run: list[str], found: Found, *, idempotent: bool,
+          proven: bool) -> dict[str, Any]:
+    """The results dict of a validated history from what its checkers (by name) found in it:
+    (anomalies, not-judged reasons by anomaly, statistics), as `_collect` gives them."""
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.counts.by_f.items())}
     stats: dict[str, Any] = {"ops": history.op_count, "by_f": by_f}
-    anomalies, not_judged, more = _collect(found) if found else ({}, {}, {})
+    anomalies, not_judged, more = found
     stats.update(more)
     checkers: dict[str, Any] = {}
-    for name in found:
+    for name in checkers_run:
         names = CHECKERS[name]
         judged = {a: why for a, why in not_judged.items() if a in names}
         unknown = [w for why in judged.values() for w in why]
@@ -156,7 +244,7 @@ def judge(history: History, found: dict[str, Findings], *, idempotent: bool, pro
     reasons = [] if proven else [NOTHING_PROVEN if history.op_count else "the history holds no op"]
     return {
         "valid": overall_valid([c["valid"] for c in checkers.values()], proven=proven),
-        "anomalies": anomalies,
+        "anomalies": {name: a for name, a in anomalies.items() if any(name in CHECKERS[c] for c in checkers_run)},
         "checkers": checkers,
         "unknown": reasons,
         "idempotent": idempotent,
@@ -166,49 +254,62 @@ def judge(history: History, found: dict[str, Findings], *, idempotent: bool, pro
     }
 
 
-def _collect(found: dict[str, Findings]) -> tuple[dict[str, Any], dict[str, list[str]], dict[str, int]]:
-    """(anomalies, not_judged reasons by anomaly, statistics) of every checker's findings, in one action.
+def _collect(found: dict[str, Findings], histories: int) -> list[Found]:
+    """Per history of a batch of `histories`, in order, the (anomalies, not_judged reasons by
+    anomaly, statistics) of every checker's findings, in one action.
 
-    Per anomaly: its count, the first examples and the first evidence indices (all
-    bounded); per anomaly not judged somewhere: the first places and how many more.
-    Everything is one union of small rows (part, name, n, text) collected once; the
-    anomaly rows, read by three parts of it, are computed once (checkers.checker.shared).
+    Per history and anomaly: its count, the first examples and the first evidence indices
+    (all bounded); per anomaly not judged somewhere: the first places and how many more; a
+    statistic a history has no row of counts 0 there. Everything is one union of small
+    rows (history, part, name, n, text) collected once; the anomaly rows, read by three
+    parts of it, are computed once (checkers.checker.shared).
     """
     rows = shared(_union([f.rows for f in found.values()]))
-    first = Window.partitionBy("anomaly").orderBy("order", "example")
-    by_index = Window.partitionBy("anomaly").orderBy("i")
+    first = Window.partitionBy(HISTORY, "anomaly").orderBy("order", "example")
+    by_index = Window.partitionBy(HISTORY, "anomaly").orderBy("i")
     parts = [
-        rows.groupBy("anomaly").count().select(F.lit("count").alias("part"), F.col("anomaly").alias("name"),
-                                               F.col("count").alias("n"), F.lit(None).cast("string").alias("text")),
+        rows.groupBy(HISTORY, "anomaly").count().select(HISTORY, F.lit("count").alias("part"),
+                                                        F.col("anomaly").alias("name"), F.col("count").alias("n"),
+                                                        F.lit(None).cast("string").alias("text")),
         rows.withColumn("n", F.row_number().over(first)).filter(F.col("n") <= MAX_EXAMPLES)
-        .select(F.lit("example").alias("part"), F.col("anomaly").alias("name"), F.col("n").cast("long").alias("n"),
-                F.col("example").alias("text")),
-        rows.select("anomaly", F.explode("evidence").alias("i")).distinct()
+        .select(HISTORY, F.lit("example").alias("part"), F.col("anomaly").alias("name"),
+                F.col("n").cast("long").alias("n"), F.col("example").alias("text")),
+        rows.select(HISTORY, "anomaly", F.explode("evidence").alias("i")).distinct()
         .withColumn("rank", F.row_number().over(by_index)).filter(F.col("rank") <= MAX_EVIDENCE)
-        .select(F.lit("evidence").alias("part"), F.col("anomaly").alias("name"), F.col("i").cast("long").alias("n"),
-                F.lit(None).cast("string").alias("text")),
+        .select(HISTORY, F.lit("evidence").alias("part"), F.col("anomaly").alias("name"),
+                F.col("i").cast("long").alias("n"), F.lit(None).cast("string").alias("text")),
     ]
     unjudged = [nj for f in found.values() for nj in f.not_judged]
     if unjudged:
         places = _union(unjudged)
-        where = Window.partitionBy("anomaly").orderBy("order", "reason")
+        where = Window.partitionBy(HISTORY, "anomaly").orderBy("order", "reason")
         parts += [
             places.withColumn("n", F.row_number().over(where)).filter(F.col("n") <= MAX_NOT_JUDGED)
-            .select(F.lit("not-judged").alias("part"), F.col("anomaly").alias("name"),
+            .select(HISTORY, F.lit("not-judged").alias("part"), F.col("anomaly").alias("name"),
                     F.col("n").cast("long").alias("n"), F.col("reason").alias("text")),
-            places.groupBy("anomaly").count().select(F.lit("not-judged-count").alias("part"),
-                                                     F.col("anomaly").alias("name"), F.col("count").alias("n"),
-                                                     F.lit(None).cast("string").alias("text")),
+            places.groupBy(HISTORY, "anomaly").count().select(HISTORY, F.lit("not-judged-count").alias("part"),
+                                                              F.col("anomaly").alias("name"),
+                                                              F.col("count").alias("n"),
+                                                              F.lit(None).cast("string").alias("text")),
         ]
-    parts += [s.select(F.lit("stat").alias("part"), F.col("stat").alias("name"), F.col("value").alias("n"),
-                       F.lit(None).cast("string").alias("text")) for f in found.values() for s in f.stats]
-    got = _union(parts).collect()
+    stat_names = sorted({name for f in found.values() for name in f.stats})
+    parts += [df.select(HISTORY, F.lit("stat").alias("part"), F.lit(name).alias("name"), F.col("value").alias("n"),
+                        F.lit(None).cast("string").alias("text"))
+              for f in found.values() for name, df in f.stats.items()]
+    by_history: list[list[tuple[str, str, int, str | None]]] = [[] for _ in range(histories)]
+    for history, part, name, n, text in _union(parts).collect():
+        by_history[history].append((part, name, n, text))
+    return [_gathered_rows(got, stat_names) for got in by_history]
+
+
+def _gathered_rows(got: list[tuple[str, str, int, str | None]], stat_names: list[str]) -> Found:
+    """One history's (anomalies, not_judged, statistics) from its collected rows (`_collect`)."""
     counts: dict[str, int] = {}
     examples: dict[str, list[tuple[int, Any]]] = {}
     evidence: dict[str, list[int]] = {}
     reasons: dict[str, list[tuple[int, str]]] = {}
     places_count: dict[str, int] = {}
-    stats: dict[str, int] = {}
+    stats: dict[str, int] = {name: 0 for name in stat_names}
     for part, name, n, text in got:
         if part == "count":
             counts[name] = n

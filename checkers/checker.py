@@ -20,21 +20,22 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from checkers.history import Counts, Tables
+from checkers.history import HISTORY, Counts, Tables
 
-NOT_JUDGED_COLUMNS = ("anomaly", "reason", "order")
-STAT_COLUMNS = ("stat", "value")
+NOT_JUDGED_COLUMNS = (HISTORY, "anomaly", "reason", "order")
+STAT_COLUMNS = (HISTORY, "value")
 
 
 @dataclass(frozen=True)
 class Findings:
     """A checker's anomaly rows (checkers.anomaly.COLUMNS), the places where it could not
-    judge an anomaly (NOT_JUDGED_COLUMNS: one row each, with a reason), and its statistics
-    (STAT_COLUMNS: one row each)."""
+    judge an anomaly (NOT_JUDGED_COLUMNS: one row each, with a reason), and its statistics by
+    name (STAT_COLUMNS: one row per history that has any; a count, 0 where a history has
+    none), each row of the history of the batch it is of."""
 
     rows: DataFrame
     not_judged: list[DataFrame] = field(default_factory=list)
-    stats: list[DataFrame] = field(default_factory=list)
+    stats: dict[str, DataFrame] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -50,12 +51,14 @@ class Checker:
 def not_judged_rows(df: DataFrame, anomaly: str, reason: Column, order: Column) -> DataFrame:
     """`df` as places where `anomaly` could not be judged: `reason` says where and why,
     `order` (text) sorts them as the reader expects."""
-    return df.select(F.lit(anomaly).alias("anomaly"), reason.alias("reason"), order.cast("string").alias("order"))
+    return df.select(HISTORY, F.lit(anomaly).alias("anomaly"), reason.alias("reason"),
+                     order.cast("string").alias("order"))
 
 
-def stat_row(df: DataFrame, stat: str, value: Column) -> DataFrame:
-    """One statistic: `value` is an aggregate over `df`."""
-    return df.agg(value.cast("long").alias("value")).select(F.lit(stat).alias("stat"), "value")
+def stat_rows(df: DataFrame, value: Column) -> DataFrame:
+    """A statistic, one row per history: `value` is an aggregate over its rows of `df` (a
+    count: a history without rows has no row, and counts 0)."""
+    return df.groupBy(HISTORY).agg(value.cast("long").alias("value"))
 
 
 def padded(n: Column) -> Column:

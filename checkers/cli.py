@@ -1,9 +1,12 @@
-"""`ordeal check PATH...`: judge histories offline, several in one Spark session.
+"""`ordeal check PATH...`: judge histories offline, small ones together as one batch.
 
 Each PATH is a history file, a run directory, or a store tree (every run directory
 under it, found by its history.jsonl; symlinks such as store/latest are not followed).
 Each history's results.json is written beside it (or in --out, for one history), one
-line per history is printed, then a total when there are several.
+line per history is printed, then a total when there are several. Small histories are
+checked in batches (`batches`), each batch by one set of Spark jobs
+(checkers.check.check_histories), so that a store of many runs costs little more than
+one of them.
 
 Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown; for several histories the
 worst of theirs, worst first: bad input (2: a history that could not be read at all
@@ -22,7 +25,6 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -157,10 +159,9 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
                 _tell(f"ordeal check: {exc}: checking in this process")
 
     # Imported here, not at the top: `ordeal --help`, and a check sent to the server, load no Spark.
-    from checkers.check import RESULTS_FILE, check_history, results_dir
+    from checkers.check import RESULTS_FILE, check_histories, results_dir
     from checkers.history import HistoryError
-    from checkers.session import (LOCAL_MASTER, SessionOnDemand, SparkUnavailable, is_local, local_cores,
-                                  small_file)
+    from checkers.session import SessionOnDemand, SparkUnavailable, small_file
 
     written: dict[Path, Path] = {}
     for history in histories:
@@ -176,29 +177,21 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
     if spark is None:
         spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
-    def say_for(n: int, history: Path) -> Callable[[str], None]:
-        label = f"[{n}/{len(histories)}] {history}: " if several else ""
+    def say_for(n: int | None) -> Callable[[str], None]:
+        label = f"[{n + 1}/{len(histories)}] {histories[n]}: " if several and n is not None else ""
         return lambda line: _tell(f"ordeal check: {label}{line}")
 
-    def check(n: int, history: Path) -> dict | Exception:
+    for batch in batches(histories):
+        first = histories.index(batch[0])
         try:
-            return check_history(history, out_dir=args.out, idempotent=args.idempotent, spark=spark,
-                                 progress=say_for(n, history))
-        except (SparkUnavailable, HistoryError) as exc:
-            return exc
-
-    # Small histories are checked side by side, one per core of a local Spark: a small check
-    # mostly waits on one thread of the JVM planning its queries (bench/checkers.py, --batch).
-    workers = min(len(histories), local_cores(master or LOCAL_MASTER)) if small and is_local(master) else 1
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="check") as pool:
-        answers = pool.map(check, range(1, len(histories) + 1), histories)
-        for n, (history, results) in enumerate(zip(histories, answers), 1):
-            say = say_for(n, history)
-            if isinstance(results, SparkUnavailable):  # no other history can be checked either
-                fail(str(results))
-                codes.append(EXIT_BAD_INPUT)
-                pool.shutdown(cancel_futures=True)
-                break
+            answers = check_histories(batch, out_dir=args.out, idempotent=args.idempotent, spark=spark,
+                                      progress=lambda n, line: say_for(None if n is None else first + n)(line))
+        except SparkUnavailable as exc:  # no other history can be checked either
+            fail(str(exc))
+            codes.append(EXIT_BAD_INPUT)
+            break
+        for n, (history, results) in enumerate(zip(batch, answers), first):
+            say = say_for(n)
             if isinstance(results, HistoryError):
                 fail(str(results))
                 codes.append(EXIT_BAD_INPUT)
@@ -223,10 +216,29 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
     return worst(codes + ([EXIT_BAD_INPUT] if len(codes) < len(histories) else []))
 
 
+def batches(histories: list[Path]) -> list[list[Path]]:
+    """The histories cut, in order, into the batches checked together (checkers.check.
+    check_histories): small ones together while their files add up to less than a large
+    one's (so that a batch is checked with the settings for small histories, and Spark
+    plans one check for many, the cost of a small check); a large one alone."""
+    from checkers.session import SMALL_INPUT_BYTES
+
+    out: list[list[Path]] = []
+    size = 0
+    for history in histories:
+        bytes_ = history.stat().st_size
+        if out and size + bytes_ < SMALL_INPUT_BYTES:
+            out[-1].append(history)
+            size += bytes_
+        else:
+            out.append([history])
+            size = bytes_
+    return out
+
+
 def _tell(line: str) -> None:
-    """`line` on stderr in one write: checks side by side, and a JVM starting beside a
-    convert, tell their progress from several threads, and print() writes a line's end
-    apart from it."""
+    """`line` on stderr in one write: a JVM starting beside a convert tells its progress
+    from another thread, and print() writes a line's end apart from it."""
     sys.stderr.write(line + "\n")
     sys.stderr.flush()
 

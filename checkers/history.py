@@ -23,6 +23,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 
 from checkers.ingest import BadLine, Chunk, Flat, chunks, flatten, parse
 from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
@@ -31,6 +32,11 @@ from checkers.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
 
 HISTORY_FILE = "history.jsonl"
 RUN_FILE = "run.json"
+# The column every table gets as it is read (not stored in the Parquet copy): which history
+# of a batch checked together a row is of, 0, 1, ... (0 for a history checked alone). The
+# checkers key every grouping, window and join by it, so that one set of Spark jobs judges
+# a batch of histories, each as if alone (checkers.check.check_histories).
+HISTORY = "history"
 _MARKER = "_ordeal_source.json"
 # 6: read by checkers.ingest, paired by checkers.pairing, row groups of one f each, no line column,
 # no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail);
@@ -58,7 +64,8 @@ class HistoryError(ValueError):
 
 @dataclass(frozen=True)
 class Tables:
-    """A history as flat frames, what every checker takes.
+    """A history, or a batch of histories, as flat frames: what every checker takes. Every
+    table's first column is HISTORY, which history of the batch a row is of.
 
     ops: one row per usable op but sends and polls, which are checked from their own
     tables (checkers.schema.OP_COLUMNS: the value's scalar fields);
@@ -121,16 +128,18 @@ class History:
     def op_count(self) -> int:
         return self.counts.ops
 
-    def tables(self, spark: SparkSession) -> Tables:
+    def tables(self, spark: SparkSession, number: int = 0) -> Tables:
         """The tables of the Parquet copy, read with their known schemas (inferring them would
-        cost a Spark job per table)."""
+        cost a Spark job per table), as history `number` of a batch."""
 
         def part(name: str, columns: tuple[str, ...]) -> DataFrame:
             schema = spark_schema(_SCHEMAS[name])
             path = self.parquet.resolve() / name  # Spark's JVM may not share this process's working directory
             if not path.is_dir():  # no row of that kind was written
-                return spark.createDataFrame([], schema).select(*columns)
-            return spark.read.schema(schema).parquet(str(path)).select(*columns)
+                df = spark.createDataFrame([], schema)
+            else:
+                df = spark.read.schema(schema).parquet(str(path))
+            return df.select(F.lit(number).alias(HISTORY), *columns)
 
         txns = self.counts.has(TXN)
         return Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
@@ -186,12 +195,13 @@ def _read_marker(parquet: Path) -> dict | None:
         return None
 
 
-def tables_of(spark: SparkSession, flat: Flat) -> Tables:
-    """The tables of flat rows held in memory (small histories, tests): nothing is written."""
+def tables_of(spark: SparkSession, flat: Flat, number: int = 0) -> Tables:
+    """The tables of flat rows held in memory (small histories, tests), as history `number`
+    of a batch: nothing is written."""
 
     def frame(table: pa.Table, columns: tuple[str, ...]) -> DataFrame:
         df = spark.createDataFrame(table) if table.num_rows else spark.createDataFrame([], spark_schema(table.schema))
-        return df.select(*columns)
+        return df.select(F.lit(number).alias(HISTORY), *columns)
 
     sends, txns = Pairing().pair(flat.ops)
     has_txns = bool(pc.any(pc.equal(flat.ops["f"], TXN)).as_py())

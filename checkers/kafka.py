@@ -28,10 +28,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
-from checkers.checker import Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions, stat_row
-from checkers.history import Counts, Tables
+from checkers.checker import Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions, stat_rows
+from checkers.history import HISTORY, Counts, Tables
 
-TP = ["topic", "partition"]
+# A partition of a history of the batch (checkers.history.HISTORY), and a value sent to a
+# topic of one: the keys most checks group, sort and join by.
+TP = [HISTORY, "topic", "partition"]
+TV = [HISTORY, "topic", "value"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
 # Where an observation of a (topic, partition, offset, value) comes from: one bit each, so
@@ -65,7 +68,7 @@ def final_records(records: DataFrame) -> DataFrame:
 def final_partitions(ops: DataFrame) -> DataFrame:
     """Partitions drained by an ok final read, with the last such read's index."""
     return (ops.filter((F.col("f") == "final-read") & (F.col("type") == "ok"))
-            .groupBy("topic", "partition").agg(F.max("index").alias("final_index")))
+            .groupBy(*TP).agg(F.max("index").alias("final_index")))
 
 
 def observations(acked: DataFrame, polls: DataFrame, finals: DataFrame) -> DataFrame:
@@ -118,8 +121,7 @@ def cells(seen: DataFrame, offsets: DataFrame) -> DataFrame:
     """
     plain = _flags(offsets.filter(F.col("single")).select(*TP, "offset", F.col("low").alias("value"), "sources"))
     keys = F.broadcast(offsets.filter(~F.col("single")).select(*(F.col(c).alias(f"odd_{c}") for c in (*TP, "offset"))))
-    same = [F.col(c).eqNullSafe(F.col(f"odd_{c}")) for c in (*TP, "offset")]
-    again = (seen.join(keys, same[0] & same[1] & same[2], "left_semi")
+    again = (seen.join(keys, _null_safe_equal((*TP, "offset"), "odd_"), "left_semi")
              .groupBy(*TP, "offset", "value").agg(F.bit_or("source").alias("sources")))
     return plain.unionByName(_flags(again))
 
@@ -132,16 +134,16 @@ def value_summary(observed: DataFrame, sends: DataFrame) -> DataFrame:
 
     Counts, not spans: a value is sent once, so nearly every value has one cell, and
     the checks look in detail only at the others."""
-    unsure = sends.filter(F.col("type").isin("fail", "info")).select("topic", "value", "type")
+    unsure = sends.filter(F.col("type").isin("fail", "info")).select(*TV, "type")
     no = F.lit(False)
-    rows = (observed.select("topic", "value", "partition", "offset", "acked", "polled", "final",
+    rows = (observed.select(*TV, "partition", "offset", "acked", "polled", "final",
                             F.lit(None).cast("string").alias("type"))
-            .unionByName(unsure.select("topic", "value", F.lit(None).cast("int").alias("partition"),
+            .unionByName(unsure.select(*TV, F.lit(None).cast("int").alias("partition"),
                                        F.lit(None).cast("long").alias("offset"), no.alias("acked"),
                                        no.alias("polled"), no.alias("final"), "type")))
     cell = F.col("type").isNull()
     at = cell & F.col("offset").isNotNull() & F.col("partition").isNotNull()
-    return (rows.filter(F.col("value").isNotNull()).groupBy("topic", "value").agg(
+    return (rows.filter(F.col("value").isNotNull()).groupBy(*TV).agg(
         F.count(F.when(cell, 1)).alias("cells"),
         F.count(F.when(at, 1)).alias("positions"),
         _any(F.col("acked") & F.col("final")).alias("kept"),
@@ -182,7 +184,7 @@ def inconsistent_offsets(seen: DataFrame, offsets: DataFrame) -> DataFrame:
 def duplicates(seen: DataFrame, values: DataFrame) -> DataFrame:
     """One sent value at more than one offset (values are unique per topic)."""
     suspects = values.filter(F.col("positions") > 1)  # cells are distinct: at two offsets
-    bad = (_indexed_cells(_under(seen, suspects, ["topic", "value"])).groupBy("topic", "value")
+    bad = (_indexed_cells(_under(seen, suspects, TV)).groupBy(*TV)
            .agg(F.count("*").alias("n"),
                 F.sort_array(F.collect_list(F.struct("partition", "offset"))).alias("at"),
                 F.collect_list("indices").alias("indices"))
@@ -198,8 +200,8 @@ def lost_writes(acked: DataFrame, finals: DataFrame, drained: DataFrame, values:
     are), is not lost; the others are checked send by send.
     """
     suspects = values.filter(F.col("acked") & ~((F.col("cells") == 1) & F.col("kept")))
-    present = _under(finals, suspects, ["topic", "value"]).select(*TP, "value").distinct()
-    lost = (_under(acked, suspects, ["topic", "value"]).join(F.broadcast(drained), TP)
+    present = _under(finals, suspects, TV).select(*TP, "value").distinct()
+    lost = (_under(acked, suspects, TV).join(F.broadcast(drained), TP)
             .join(present, TP + ["value"], "left_anti"))
     return anomaly_rows(lost, "lost-write", F.array("index", "final_index"),
                         F.struct("topic", "partition", "offset", "value", "process"))
@@ -214,7 +216,7 @@ def unseen(acked: DataFrame, values: DataFrame, runs: DataFrame) -> DataFrame:
     """Acknowledged, never returned by any poll (informational), on partitions that were polled."""
     suspects = values.filter(F.col("acked") & ~F.col("polled"))
     polled = runs.select(*TP).distinct()
-    missing = _under(acked, suspects, ["topic", "value"]).join(F.broadcast(polled), TP, "left_semi")
+    missing = _under(acked, suspects, TV).join(F.broadcast(polled), TP, "left_semi")
     return anomaly_rows(missing, "unseen", F.array("index"),
                         F.struct("topic", "partition", "offset", "value", "process"))
 
@@ -265,10 +267,19 @@ def final_spans(held: DataFrame) -> DataFrame:
             .withColumn("dense", F.col("held") == F.col("high") - F.col("low") + 1))
 
 
+def _null_safe_equal(columns, prefix: str) -> Column:
+    """The rows' `columns` are the prefixed ones', a missing part matching a missing part (as
+    Spark's grouping and window partitions have it)."""
+    same = [F.col(c).eqNullSafe(F.col(f"{prefix}{c}")) for c in columns]
+    out = same[0]
+    for more in same[1:]:
+        out = out & more
+    return out
+
+
 def _same_partition(prefix: str) -> Column:
-    """The rows' (topic, partition) is the prefixed one's, a missing part matching a missing part
-    (as Spark's grouping and window partitions have it)."""
-    return F.col("topic").eqNullSafe(F.col(f"{prefix}topic")) & F.col("partition").eqNullSafe(F.col(f"{prefix}partition"))
+    """The rows' (history, topic, partition) is the prefixed one's (`_null_safe_equal`)."""
+    return _null_safe_equal(TP, prefix)
 
 
 def final_steps(polls: DataFrame, offsets: DataFrame) -> DataFrame:
@@ -343,7 +354,7 @@ def assign_invokes(ops: DataFrame) -> DataFrame:
     """Every assign's invoke (it may take effect any time after): consumer, index, seek, and
     the partitions it names (null when it names none that could be read)."""
     return (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
-            .select("consumer", "index", "seek", "partitions"))
+            .select(HISTORY, "consumer", "index", "seek", "partitions"))
 
 
 def kept_positions(assigns: DataFrame) -> DataFrame:
@@ -351,8 +362,9 @@ def kept_positions(assigns: DataFrame) -> DataFrame:
     partition and does not seek (`seek` null). The consumer then goes on from where it was
     in that partition, as the kafka-log workload's does (workloads.kafka_log)."""
     return (assigns.filter(F.col("seek").isNull() & F.col("partitions").isNotNull())
-            .select("consumer", "index", F.explode("partitions").alias("tp"))
-            .select("consumer", F.col("tp.topic").alias("topic"), F.col("tp.partition").alias("partition"), "index")
+            .select(HISTORY, "consumer", "index", F.explode("partitions").alias("tp"))
+            .select(HISTORY, "consumer", F.col("tp.topic").alias("topic"), F.col("tp.partition").alias("partition"),
+                    "index")
             .distinct())
 
 
@@ -415,7 +427,7 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
     span = ["consumer", *TP, "prev_index", "index"]
     spans = across.select(*span).distinct()
     assigns = assign_invokes(ops)
-    made = _between(assigns.select("consumer", "index"), spans, ["consumer"])
+    made = _between(assigns.select(HISTORY, "consumer", "index"), spans, [HISTORY, "consumer"])
     kept = _between(kept_positions(assigns), spans, ["consumer", *TP]).withColumnRenamed("n", "kept")
     reset = made.join(kept, span, "left").filter(F.coalesce(F.col("kept"), F.lit(0)) < F.col("n"))
     return across.join(reset.select(*span), span, "left_anti").unionByName(within.filter(breaks))
@@ -469,15 +481,14 @@ def poll_skips(sequences: DataFrame, offsets: DataFrame) -> DataFrame:
 def aborted_reads(sends: DataFrame, reads: DataFrame, values: DataFrame) -> DataFrame:
     """A send that completed `fail` is seen by a poll or a final read."""
     suspects = values.filter(F.col("failed") & F.col("read"))
-    failed = _under(sends.filter(F.col("type") == "fail"), suspects, ["topic", "value"]).select(
-        "topic", "value", "process", "index")
-    seen = (_under(reads, suspects, ["topic", "value"])
-            .select("topic", "value", F.col("index").alias("read_index"),
+    failed = _under(sends.filter(F.col("type") == "fail"), suspects, TV).select(*TV, "process", "index")
+    seen = (_under(reads, suspects, TV)
+            .select(*TV, F.col("index").alias("read_index"),
                     F.col("partition").alias("read_partition"), F.col("offset").alias("read_offset"))
-            .groupBy("topic", "value")
+            .groupBy(*TV)
             .agg(F.slice(F.array_sort(F.collect_set("read_index")), 1, _EVIDENCE_PER_ROW - 1).alias("reads"),
                  F.min(F.struct("read_partition", "read_offset")).alias("at")))
-    bad = failed.join(seen, ["topic", "value"])
+    bad = failed.join(seen, TV)
     return anomaly_rows(bad, "aborted-read", F.concat(F.array("index"), F.col("reads")),
                         F.struct("topic", "value", "process", F.col("at.read_partition").alias("partition"),
                                  F.col("at.read_offset").alias("offset")))
@@ -486,7 +497,7 @@ def aborted_reads(sends: DataFrame, reads: DataFrame, values: DataFrame) -> Data
 def indeterminate_seen(sends: DataFrame, values: DataFrame) -> DataFrame:
     """Info sends whose value was read: they happened after all (counted, never an anomaly)."""
     return _under(sends.filter(F.col("type") == "info"), values.filter((F.col("info") > 0) & F.col("read")),
-                  ["topic", "value"])
+                  TV)
 
 
 def unread_polled_partitions(runs: DataFrame, drained: DataFrame) -> DataFrame:
@@ -548,7 +559,7 @@ def kafka_findings(tables: Tables) -> Findings:
                             F.concat(F.lit("no final read of "), where, F.lit(" which had acknowledged sends")), order),
             not_judged_rows(unread_polled_partitions(runs, drained), "poll-skip",
                             F.concat(F.lit("no final read of "), where, F.lit(" which was polled")), order)],
-        stats=[stat_row(indeterminate_seen(sends, values), "info_sends_seen", F.count(F.lit(1)))])
+        stats={"info_sends_seen": stat_rows(indeterminate_seen(sends, values), F.count(F.lit(1)))})
 
 
 def _proves(counts: Counts) -> bool:

@@ -29,10 +29,13 @@ from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings, not_judged_rows, shared
-from checkers.history import Counts, Tables
+from checkers.history import HISTORY, Counts, Tables
 from checkers.schema import NEMESIS
 
-CHAIN = ["channel", "osn"]
+# An OSN's chain of a channel, in a history of the batch (checkers.history.HISTORY); a
+# channel of one.
+CHAIN = [HISTORY, "channel", "osn"]
+CHANNEL = [HISTORY, "channel"]
 _EVIDENCE_PER_ROW = 8
 
 
@@ -94,19 +97,19 @@ def delivered_blocks(blocks: DataFrame) -> DataFrame:
 def final_delivers(ops: DataFrame) -> DataFrame:
     """(channel, osn, index) of every ok final deliver (see the module's docstring)."""
     delivers = ops.filter(F.col("f") == "deliver")
-    w = Window.partitionBy("process").orderBy("index")
+    w = Window.partitionBy(HISTORY, "process").orderBy("index")
     marked = F.coalesce(F.col("final"), F.lit(False))
     # A process's deliver rows alternate invoke, completion (pairing checked it): the row
     # before an ok deliver is its invoke.
     paired = delivers.select("index", "type", *CHAIN,
                              (marked | F.coalesce(F.lag(marked).over(w), F.lit(False))).alias("final_mark"),
                              F.lag("index").over(w).alias("invoke_index"))
-    marks = ops.agg(F.max(marked.cast("int")).alias("any_marked"),
+    marks = ops.groupBy(HISTORY).agg(F.max(marked.cast("int")).alias("any_marked"),
                     F.max(F.when((F.col("process") == NEMESIS) & (F.col("f") == "heal"), F.col("index")))
                     .alias("last_heal"))
     final = F.when(F.coalesce(F.col("any_marked"), F.lit(0)) == 1, F.col("final_mark")).otherwise(
         F.coalesce(F.col("invoke_index") > F.col("last_heal"), F.lit(False)))
-    return (paired.filter(F.col("type") == "ok").crossJoin(F.broadcast(marks)).filter(final)
+    return (paired.filter(F.col("type") == "ok").join(F.broadcast(marks), HISTORY).filter(final)
             .select(*CHAIN, "index"))
 
 
@@ -131,9 +134,9 @@ def block_forks(chain: DataFrame) -> DataFrame:
     highest 64-bit hash of the hash); only the others are looked at in detail.
     """
     h = F.xxhash64("hash")
-    suspects = (chain.groupBy("channel", "number").agg(F.min(h).alias("low"), F.max(h).alias("high"))
+    suspects = (chain.groupBy(*CHANNEL, "number").agg(F.min(h).alias("low"), F.max(h).alias("high"))
                 .filter(F.col("low") != F.col("high")))
-    bad = (_under(chain, suspects, ["channel", "number"]).groupBy("channel", "number")
+    bad = (_under(chain, suspects, [*CHANNEL, "number"]).groupBy(*CHANNEL, "number")
            .agg(F.countDistinct("hash").alias("n"),
                 F.sort_array(F.collect_list(F.struct("osn", "hash"))).alias("held"),
                 F.collect_list("index").alias("indices"))
@@ -177,11 +180,11 @@ def tx_summary(chain: DataFrame, broadcasts: DataFrame) -> DataFrame:
     channel's distinct blocks (one held alike by several OSNs counts once) it is, and
     whether a broadcast of it was answered SUCCESS. Distinct blocks keep this to about one
     chain's worth of txs."""
-    blocks = chain.select("channel", "number", "hash", "txs").distinct()
-    placed = blocks.select("channel", F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
+    blocks = chain.select(*CHANNEL, "number", "hash", "txs").distinct()
+    placed = blocks.select(*CHANNEL, F.explode("txs").alias("tx"), F.lit(0).alias("kind"))
     kind = F.col("kind")
-    return (placed.unionByName(broadcasts.select("channel", "tx", F.lit(1).alias("kind")))
-            .groupBy("channel", "tx")
+    return (placed.unionByName(broadcasts.select(*CHANNEL, "tx", F.lit(1).alias("kind")))
+            .groupBy(*CHANNEL, "tx")
             .agg(F.sum((kind == 0).cast("int")).alias("places"), F.max((kind == 1).cast("int")).alias("broadcast")))
 
 
@@ -193,8 +196,8 @@ def duplicate_txs(txs: DataFrame, summary: DataFrame, ours: DataFrame) -> DataFr
     earlier runs' blocks are delivered too: their duplicates were those runs' to report.
     """
     twice = summary.filter(F.col("places") > 1)
-    suspects = _under(ours, twice, ["channel", "tx"]).select("channel", "tx").distinct()
-    bad = (_under(txs, suspects, ["channel", "tx"]).groupBy(*CHAIN, "tx")
+    suspects = _under(ours, twice, [*CHANNEL, "tx"]).select(*CHANNEL, "tx").distinct()
+    bad = (_under(txs, suspects, [*CHANNEL, "tx"]).groupBy(*CHAIN, "tx")
            .agg(F.sort_array(F.collect_set(F.struct("number", "pos"))).alias("at"),
                 F.collect_set("index").alias("indices"))
            .filter(F.size("at") > 1))
@@ -204,34 +207,34 @@ def duplicate_txs(txs: DataFrame, summary: DataFrame, ours: DataFrame) -> DataFr
 
 def broadcast_txs(ops: DataFrame) -> DataFrame:
     """(channel, tx) of every broadcast this history invoked, whatever its outcome."""
-    return ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke")).select("channel", "tx")
+    return ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke")).select(*CHANNEL, "tx")
 
 
 def successful_broadcasts(ops: DataFrame) -> DataFrame:
     return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "ok") & (F.col("status") == "SUCCESS"))
-            .select("index", "process", "channel", "osn", "tx"))
+            .select("index", "process", *CHAIN, "tx"))
 
 
 def lost_txs(broadcasts: DataFrame, summary: DataFrame, delivered: DataFrame) -> DataFrame:
     """Broadcast answered SUCCESS, yet the tx is in no block of any OSN; judged only on the
     channels of `delivered` (heights: those with an ok final deliver)."""
     suspects = summary.filter((F.col("broadcast") == 1) & (F.col("places") == 0))
-    lost = (_under(broadcasts, suspects, ["channel", "tx"])
-            .join(F.broadcast(delivered.select("channel").distinct()), "channel", "left_semi"))
+    lost = (_under(broadcasts, suspects, [*CHANNEL, "tx"])
+            .join(F.broadcast(delivered.select(*CHANNEL).distinct()), CHANNEL, "left_semi"))
     return anomaly_rows(lost, "lost-tx", F.array("index"), F.struct("channel", "tx", "osn", "process"))
 
 
 def lagging_osns(height: DataFrame) -> DataFrame:
     """An OSN whose height for a channel is below the channel's highest (verdict unknown)."""
-    top = height.groupBy("channel").agg(F.max("height").alias("channel_height"))
-    bad = height.join(top, "channel").filter(F.col("height") < F.col("channel_height"))
+    top = height.groupBy(*CHANNEL).agg(F.max("height").alias("channel_height"))
+    bad = height.join(top, CHANNEL).filter(F.col("height") < F.col("channel_height"))
     return anomaly_rows(bad, "lagging-osn", F.array("index"),
                         F.struct("channel", "osn", "height", "channel_height"))
 
 
 def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
     """Channels with SUCCESS broadcasts but no ok final deliver: lost-tx is not judged there."""
-    return broadcasts.select("channel").distinct().join(height.select("channel"), "channel", "left_anti")
+    return broadcasts.select(*CHANNEL).distinct().join(height.select(*CHANNEL), CHANNEL, "left_anti")
 
 
 def unfinished_osns(ops: DataFrame, height: DataFrame) -> DataFrame:

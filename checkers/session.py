@@ -119,7 +119,7 @@ class SessionOnDemand:
         self.master, self.announce, self.small = master, announce or (lambda _: None), small
         self.session: SparkSession | None = None
         self.failed: SparkUnavailable | None = None
-        self._lock = threading.Lock()  # checks running side by side ask at once
+        self._lock = threading.Lock()  # the early start (start_early) and a check ask at once
 
     def get(self, ops: int) -> SparkSession:
         """The session, started for a history of `ops` ops if there is none yet (a start that
@@ -150,12 +150,6 @@ class SessionOnDemand:
             self.get(SMALL_INPUT_OPS)
         except SparkUnavailable:
             pass  # kept in self.failed: the check's get() raises it
-
-
-def is_local(master: str | None) -> bool:
-    """Whether `master` (None: the default) runs Spark in this machine's one JVM."""
-    master = master or LOCAL_MASTER
-    return master == "local" or master.startswith("local[")
 
 
 def local_cores(master: str) -> int:

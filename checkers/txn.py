@@ -32,12 +32,14 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers import kafka
-from checkers.anomaly import anomaly_rows
+from checkers.anomaly import COLUMNS, anomaly_rows
 from checkers.checker import shared
-from checkers.history import Tables
+from checkers.history import HISTORY, Tables
 from checkers.txn_schema import POLL, READ_UNCOMMITTED, SEND
 
-TP = kafka.TP
+TP, TV = kafka.TP, kafka.TV
+# A txn of a history of the batch (checkers.history.HISTORY): txns are known by their index.
+TXN = [HISTORY, "index"]
 _EVIDENCE_PER_ROW = 8
 
 
@@ -49,7 +51,7 @@ def committed(isolation: Column) -> Column:
 def txn_sends(mops: DataFrame) -> DataFrame:
     """Every send micro-op of a txn completion: the txn's index, process and type, its place."""
     return (mops.filter(F.col("mf") == SEND)
-            .select("index", "process", "type", "pos", "topic", "partition", "offset", "value"))
+            .select(*TXN, "process", "type", "pos", "topic", "partition", "offset", "value"))
 
 
 def committed_reads(records: DataFrame) -> DataFrame:
@@ -76,13 +78,13 @@ def visibility(sends: DataFrame, finals: DataFrame, drained: DataFrame) -> DataF
     One aggregation over sends and final records, keyed by (topic, value).
     """
     send = F.struct("index", "process", "type", "pos", "partition", "offset").alias("send")
-    mine = sends.select("topic", "value", send, F.lit(None).cast("long").alias("seen"))
-    rows = mine.unionByName(finals.select("topic", "value", F.lit(None).cast(mine.schema["send"].dataType)
+    mine = sends.select(*TV, send, F.lit(None).cast("long").alias("seen"))
+    rows = mine.unionByName(finals.select(*TV, F.lit(None).cast(mine.schema["send"].dataType)
                                           .alias("send"), F.col("index").alias("seen")))
-    by_value = (rows.filter(F.col("value").isNotNull()).groupBy("topic", "value")
+    by_value = (rows.filter(F.col("value").isNotNull()).groupBy(*TV)
                 .agg(F.max("send").alias("send"), F.max("seen").alias("seen"))
                 .filter(F.col("send").isNotNull()))
-    return (by_value.select("topic", "value", "send.*", F.col("seen").isNotNull().alias("visible"))
+    return (by_value.select(*TV, "send.*", F.col("seen").isNotNull().alias("visible"))
             .join(F.broadcast(drained), TP, "left")
             .withColumn("judged", F.col("final_index").isNotNull()))
 
@@ -102,13 +104,12 @@ def lost_writes(seen: DataFrame) -> DataFrame:
 
 def aborted_reads(sends: DataFrame, reads: DataFrame) -> DataFrame:
     """A send of an aborted (fail) txn seen by a read_committed read."""
-    failed = sends.filter(F.col("type") == "fail").select("topic", "value", "process",
-                                                           F.col("index").alias("txn"))
-    seen = (reads.join(F.broadcast(failed.select("topic", "value")), ["topic", "value"], "left_semi")
-            .groupBy("topic", "value")
+    failed = sends.filter(F.col("type") == "fail").select(*TV, "process", F.col("index").alias("txn"))
+    seen = (reads.join(F.broadcast(failed.select(*TV)), TV, "left_semi")
+            .groupBy(*TV)
             .agg(F.slice(F.array_sort(F.collect_set("index")), 1, _EVIDENCE_PER_ROW - 1).alias("reads"),
                  F.min(F.struct("partition", "offset")).alias("at")))
-    bad = failed.join(seen, ["topic", "value"])
+    bad = failed.join(seen, TV)
     return anomaly_rows(bad, "aborted-read", F.concat(F.array("txn"), F.col("reads")),
                         F.struct("topic", "value", "process", "txn", F.col("at.partition").alias("partition"),
                                  F.col("at.offset").alias("offset"), "reads"))
@@ -121,10 +122,10 @@ def torn_txns(seen: DataFrame) -> DataFrame:
     """
     judged = seen.filter(F.col("type").isin("ok", "info") & F.col("judged"))
     # Counts first (a cheap aggregate): only the few txns seen in part are listed in detail.
-    part = (judged.groupBy("index").agg(F.count("*").alias("n"), F.count(F.when(F.col("visible"), 1)).alias("v"))
+    part = (judged.groupBy(*TXN).agg(F.count("*").alias("n"), F.count(F.when(F.col("visible"), 1)).alias("v"))
             .filter((F.col("v") > 0) & (F.col("v") < F.col("n"))))
     where = F.struct("topic", "partition", "value")
-    torn = (judged.join(F.broadcast(part.select("index")), "index", "left_semi").groupBy("index", "process", "type")
+    torn = (judged.join(F.broadcast(part.select(*TXN)), TXN, "left_semi").groupBy(*TXN, "process", "type")
             .agg(F.sort_array(F.collect_list(F.when(F.col("visible"), where))).alias("visible"),
                  F.sort_array(F.collect_list(F.when(~F.col("visible"), where))).alias("missing"),
                  F.array_sort(F.collect_set("final_index")).alias("finals"))
@@ -136,15 +137,15 @@ def torn_txns(seen: DataFrame) -> DataFrame:
 
 def txn_polls(mops: DataFrame, records: DataFrame) -> DataFrame:
     """The read_committed records of txns' poll micro-ops (records under a txn's index)."""
-    polled = mops.filter(F.col("mf") == POLL).select("index").distinct()
+    polled = mops.filter(F.col("mf") == POLL).select(*TXN).distinct()
     return (records.filter((F.col("f") == "poll") & committed(F.col("isolation")))
-            .join(polled, "index", "left_semi"))
+            .join(polled, TXN, "left_semi"))
 
 
 def precommitted_reads(sends: DataFrame, polls: DataFrame) -> DataFrame:
     """A txn's poll returned a value the same txn sent."""
-    own = polls.select("index", "topic", "value", "partition", "offset").join(
-        sends.select("index", "topic", "value", "process"), ["index", "topic", "value"])
+    own = polls.select("index", *TV, "partition", "offset").join(
+        sends.select("index", *TV, "process"), ["index", *TV])
     return anomaly_rows(own, "precommitted-read", F.array("index"),
                         F.struct(F.col("index").alias("txn"), "process", "topic", "partition", "offset", "value"))
 
@@ -176,10 +177,10 @@ def int_poll_orders(kafka_rows: DataFrame, txns: DataFrame) -> DataFrame:
     """
     inner = (kafka_rows.filter(F.col("anomaly").isin("poll-skip", "nonmonotonic-poll") & (F.size("evidence") == 1))
              .withColumn("index", F.col("evidence")[0]))
-    of_txns = txns.select("index").join(F.broadcast(inner.select("index").distinct()), "index", "left_semi")
-    return (inner.join(of_txns, "index", "left_semi")
+    of_txns = txns.select(*TXN).join(F.broadcast(inner.select(*TXN).distinct()), TXN, "left_semi")
+    return (inner.join(of_txns, TXN, "left_semi")
             .withColumn("anomaly", F.concat(F.lit("int-"), F.col("anomaly")))
-            .select("anomaly", "evidence", "example", "order"))
+            .select(*COLUMNS))
 
 
 def txn_anomalies(tables: Tables, kafka_rows: DataFrame) -> tuple[DataFrame, DataFrame]:

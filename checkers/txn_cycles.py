@@ -32,8 +32,11 @@ import networkx as nx
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
+from checkers.history import HISTORY
+from checkers.kafka import TP, TV
 
-TP = ["topic", "partition"]
+# A txn's side of an edge, in a history of the batch (checkers.history.HISTORY).
+SRC, DST = [HISTORY, "src"], [HISTORY, "dst"]
 CYCLES = ("G0", "G1c", "G0-realtime", "G1c-realtime")
 # Cycles kept per anomaly: one per strongly connected component, at most this many.
 MAX_CYCLES = 1000
@@ -41,12 +44,12 @@ MAX_CYCLES = 1000
 
 def writes(sends: DataFrame) -> DataFrame:
     """Values sent by txns that committed or may have: (topic, value) -> writer."""
-    return sends.filter(F.col("type").isin("ok", "info")).select("topic", "value", F.col("index").alias("writer"))
+    return sends.filter(F.col("type").isin("ok", "info")).select(*TV, F.col("index").alias("writer"))
 
 
 def ww_edges(written: DataFrame, finals: DataFrame) -> DataFrame:
     """Consecutive txn values of a partition's final read written by different txns."""
-    placed = finals.join(written, ["topic", "value"]).select(*TP, "offset", "writer")
+    placed = finals.join(written, TV).select(*TP, "offset", "writer")
     in_log = Window.partitionBy(*TP).orderBy("offset")
     return (placed.select(*TP, F.lag("writer").over(in_log).alias("src"), F.col("writer").alias("dst"))
             .filter(F.col("src").isNotNull() & (F.col("src") != F.col("dst")))
@@ -55,36 +58,43 @@ def ww_edges(written: DataFrame, finals: DataFrame) -> DataFrame:
 
 def wr_edges(written: DataFrame, polls: DataFrame, txns: DataFrame) -> DataFrame:
     """Writer -> reader, for the last record each committed txn polled of each partition."""
-    readers = txns.filter(F.col("type") == "ok").select("index")
-    last = (polls.join(readers, "index", "left_semi").filter(F.col("offset").isNotNull())
+    readers = txns.filter(F.col("type") == "ok").select(HISTORY, "index")
+    last = (polls.join(readers, [HISTORY, "index"], "left_semi").filter(F.col("offset").isNotNull())
             .groupBy("index", *TP).agg(F.max_by("value", "offset").alias("value")))
-    return (last.join(written, ["topic", "value"])
+    return (last.join(written, TV)
             .filter(F.col("writer") != F.col("index"))
             .select(F.col("writer").alias("src"), F.col("index").alias("dst"), F.lit("wr").alias("kind"), *TP))
 
 
 def backward_edges(edges: DataFrame, txns: DataFrame) -> DataFrame:
     """Edges T1 -> T2 but where T1 completed ok before T2 was invoked: every cycle holds one."""
-    ends = txns.select(F.col("index").alias("src"), F.when(F.col("type") == "ok", F.col("time")).alias("src_end"))
-    starts = txns.select(F.col("index").alias("dst"), F.col("invoke_time").alias("dst_start"))
-    return (edges.join(ends, "src", "left").join(starts, "dst", "left")
+    ends = txns.select(HISTORY, F.col("index").alias("src"),
+                       F.when(F.col("type") == "ok", F.col("time")).alias("src_end"))
+    starts = txns.select(HISTORY, F.col("index").alias("dst"), F.col("invoke_time").alias("dst_start"))
+    return (edges.join(ends, SRC, "left").join(starts, DST, "left")
             .filter(~F.coalesce(F.col("src_end") < F.col("dst_start"), F.lit(False))))
 
 
 def cycle_anomalies(sends: DataFrame, polls: DataFrame, finals: DataFrame, txns: DataFrame) -> DataFrame:
-    """One anomaly row per cycle found (evidence: the txns of the cycle)."""
+    """One anomaly row per cycle found (evidence: the txns of the cycle), each history's graph
+    apart."""
     written = writes(sends)
     edges = ww_edges(written, finals).unionByName(wr_edges(written, polls, txns))
-    rows: list[tuple[str, list[int], str]] = []
+    rows: list[tuple[int, str, list[int], str]] = []
     if not backward_edges(edges, txns).isEmpty():
-        collected = [(r["src"], r["dst"], r["kind"], f"{r['topic']}/{r['partition']}")
-                     for r in edges.distinct().collect()]
-        nodes = sorted({n for e in collected for n in e[:2]})
-        times = {r["index"]: (r["invoke_time"], r["time"] if r["type"] == "ok" else None)
-                 for r in txns.join(sends.sparkSession.createDataFrame([(n,) for n in nodes], "index long"),
-                                    "index", "left_semi").collect()}
-        rows = [(c["anomaly"], sorted(set(c["cycle"])), example_of(c)) for c in find_cycles(collected, times)]
-    found = sends.sparkSession.createDataFrame(rows, "anomaly string, evidence array<bigint>, example string")
+        collected: dict[int, list[Edge]] = {}
+        for r in edges.distinct().collect():
+            collected.setdefault(r[HISTORY], []).append((r["src"], r["dst"], r["kind"],
+                                                          f"{r['topic']}/{r['partition']}"))
+        nodes = sorted({(h, n) for h, some in collected.items() for e in some for n in e[:2]})
+        times: dict[int, dict[int, tuple[int | None, int | None]]] = {}
+        named = sends.sparkSession.createDataFrame(nodes, f"{HISTORY} int, index long")
+        for r in txns.join(named, [HISTORY, "index"], "left_semi").collect():
+            times.setdefault(r[HISTORY], {})[r["index"]] = (r["invoke_time"], r["time"] if r["type"] == "ok" else None)
+        rows = [(h, c["anomaly"], sorted(set(c["cycle"])), example_of(c))
+                for h, some in sorted(collected.items()) for c in find_cycles(some, times.get(h, {}))]
+    found = sends.sparkSession.createDataFrame(
+        rows, f"{HISTORY} int, anomaly string, evidence array<bigint>, example string")
     return found.withColumn("order", F.col("evidence")[0])
 
 

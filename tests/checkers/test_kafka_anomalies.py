@@ -260,12 +260,12 @@ def test_cells_are_the_distinct_observations_with_the_sources_that_saw_each(ops_
     seen = kafka.observations(kafka.acks(kafka.send_completions(tables.sends)), kafka.poll_records(tables.records),
                               kafka.final_records(tables.records))
     got = [tuple(r) for r in kafka.cells(seen, kafka.offset_summary(seen)).collect()]
-    # (partition, offset, value, acked, polled, final) on t0
+    # (history, topic, partition, offset, value, acked, polled, final): the one history is 0
     assert sorted(got, key=str) == sorted([
-        ("t0", 0, 0, 1, True, True, True),
-        ("t0", 0, 1, 2, True, False, True), ("t0", 0, 1, 9, False, True, False),
-        ("t0", 0, 2, 3, True, False, False), ("t0", 0, 2, None, False, False, True),
-        ("t0", 0, None, 4, False, True, False),
+        (0, "t0", 0, 0, 1, True, True, True),
+        (0, "t0", 0, 1, 2, True, False, True), (0, "t0", 0, 1, 9, False, True, False),
+        (0, "t0", 0, 2, 3, True, False, False), (0, "t0", 0, 2, None, False, False, True),
+        (0, "t0", 0, None, 4, False, True, False),
     ], key=str)
 
 

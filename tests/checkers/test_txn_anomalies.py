@@ -110,7 +110,7 @@ def test_a_send_to_a_partition_without_final_read_is_not_judged(ops_of, found):
     tables = ops_of(h)
     rows, undrained = txn.txn_anomalies(tables, kafka.kafka_findings(tables).rows)
     assert [r for r in found(rows) if r["anomaly"] in ("lost-write", "torn-txn")] == []
-    assert [tuple(r) for r in undrained.collect()] == [("t0", 1)]
+    assert [tuple(r) for r in undrained.collect()] == [(0, "t0", 1)]  # (history, topic, partition)
 
 
 # -- precommitted-read ----------------------------------------------------------------

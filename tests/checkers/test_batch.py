@@ -1,0 +1,152 @@
+"""Histories checked as one batch are judged each as if alone (checkers.check.check_histories).
+
+Every history here uses the same topics, partitions, consumers, processes, channels, OSNs
+and indices as the others, so that a check that forgot to key by the history
+(checkers.history.HISTORY) would mix them: a value of one read at another's offset, one's
+polls following another's, one's chain forking from another's.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from checkers.check import check_histories, check_history
+from checkers.history import HistoryError
+from checkers.synthetic import HistoryBuilder, generate_history, generate_txn_history, make_chain, poll_mop, send_mop
+
+
+def _lost() -> HistoryBuilder:
+    """A lost write, an info send seen after all, a partition polled but never finally read."""
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0), ("t0", 1)])
+    h.send(0, "t0", 1, offset=0)
+    h.send(0, "t0", 2, offset=1)
+    h.send(1, "t0", 3, type="info")
+    h.send(1, "t0", 4, partition=1, offset=0)
+    h.poll(7, "c1", [("t0", 0, 0, 1), ("t0", 0, 1, 2), ("t0", 0, 2, 3), ("t0", 1, 0, 4)])
+    h.nemesis("heal", {"healed": "all"})
+    h.final_read(9, "t0", 0, [(0, 1), (2, 3)])
+    return h
+
+
+def _clean() -> HistoryBuilder:
+    """The same topic and offsets as `_lost`, other values, nothing wrong."""
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    h.send(0, "t0", 11, offset=0)
+    h.send(0, "t0", 12, offset=1)
+    h.poll(7, "c1", [("t0", 0, 0, 11), ("t0", 0, 1, 12)])
+    h.final_read(9, "t0", 0, [(0, 11), (1, 12)])
+    return h
+
+
+def _positions() -> HistoryBuilder:
+    """A skip and a rewind across an assign that keeps the partition; an aborted read; a
+    value at two offsets; realtime and per-process send order broken."""
+    h = HistoryBuilder()
+    h.assign(7, "c1", [("t0", 0)])
+    h.send(0, "t0", 21, offset=0)
+    h.send(0, "t0", 22, offset=3)
+    h.send(0, "t0", 23, offset=1)
+    h.send(1, "t0", 24, type="fail")
+    h.send(0, "t0", 25, offset=2)
+    h.poll(7, "c1", [("t0", 0, 0, 21)])
+    h.assign(7, "c1", [("t0", 0)], seek=None)
+    h.poll(7, "c1", [("t0", 0, 2, 25), ("t0", 0, 3, 22)])
+    h.poll(7, "c1", [("t0", 0, 1, 23), ("t0", 0, 4, 24), ("t0", 0, 5, 21)])
+    h.final_read(9, "t0", 0, [(0, 21), (1, 23), (2, 25), (3, 22), (4, 24), (5, 21)])
+    return h
+
+
+def _ordering(fork: bool) -> HistoryBuilder:
+    """Broadcasts and final delivers from two OSNs; with `fork`, they hold different blocks
+    and one lags."""
+    h = HistoryBuilder()
+    for tx in ("tx-1", "tx-2"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    h.nemesis("heal", {"healed": "all"})
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"], ["tx-2"]]))
+    h.deliver(9, "ch0", "osn2", make_chain([["tx-2"]]) if fork else make_chain([["tx-1"], ["tx-2"]]))
+    return h
+
+
+def _interrupted() -> HistoryBuilder:
+    """SUCCESS broadcasts, no final deliver: lost-tx and lagging-osn not judged."""
+    h = HistoryBuilder()
+    h.broadcast(1, "ch0", "osn1", "tx-1")
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]))
+    return h
+
+
+def _crash() -> HistoryBuilder:
+    h = HistoryBuilder()
+    h.send(0, "t0", 31, offset=0)
+    h.op("nemesis", "info", "crash", {"node": "osn1", "role": "osn", "exit_code": 2, "oom_killed": False,
+                                      "log_tail": ["panic"]})
+    h.final_read(9, "t0", 0, [(0, 31)])
+    return h
+
+
+def _txns() -> HistoryBuilder:
+    """A torn txn, an aborted txn read, a txn reading its own send, a ww/wr cycle."""
+    h = HistoryBuilder()
+    h.txn(1, [send_mop("t0", 41, 0, 0), send_mop("t0", 42, 1, 0)])
+    h.txn(2, [send_mop("t0", 43, 0, 1)], type="fail")
+    h.txn(3, [send_mop("t0", 44, 0, 2), poll_mop("c1", [("t0", 0, 2, 44), ("t0", 0, 1, 43)])])
+    h.txn(4, [send_mop("t0", 45, 1, 1), poll_mop("c2", [("t0", 0, 2, 44)])])
+    h.txn(5, [send_mop("t0", 46, 0, 3), poll_mop("c3", [("t0", 1, 1, 45)])])
+    h.final_read(9, "t0", 0, [(0, 41), (1, 43), (2, 44), (3, 46)])
+    h.final_read(9, "t0", 1, [(1, 45)])
+    return h
+
+
+def _nothing() -> HistoryBuilder:
+    """Nemesis ops and a failed send only: proves nothing."""
+    h = HistoryBuilder()
+    h.nemesis("kill", {"nodes": ["kafka1"]})
+    h.send(0, "t0", 51, type="fail")
+    return h
+
+
+HAND_MADE = {"lost": _lost, "clean": _clean, "positions": _positions, "ordering": lambda: _ordering(False),
+             "fork": lambda: _ordering(True), "interrupted": _interrupted, "crash": _crash, "txns": _txns,
+             "nothing": _nothing}
+
+
+@pytest.fixture(scope="module")
+def histories(tmp_path_factory) -> list[Path]:
+    """The hand-made histories, and generated ones of both formats, each in its run directory."""
+    root = tmp_path_factory.mktemp("batch")
+    paths = []
+    for name, build in HAND_MADE.items():
+        (root / name).mkdir()
+        paths.append(build().write(root / name / "history.jsonl"))
+    for name, generate in (("generated", generate_history), ("generated-txn", generate_txn_history)):
+        (root / name).mkdir()
+        generate(root / name / "history.jsonl", 600, seed=3)
+        paths.append(root / name / "history.jsonl")
+    return paths
+
+
+def test_each_history_of_a_batch_is_judged_as_if_alone(spark, histories):
+    alone = [check_history(path, spark=spark) for path in histories]
+    together = check_histories(histories, spark=spark)
+    assert [r["valid"] for r in alone] == [False, True, False, True, False, "unknown", False, False, "unknown",
+                                           True, True]
+    for path, one, batched in zip(histories, alone, together):
+        assert batched == one, path.parent.name
+
+
+def test_a_batch_in_another_order_judges_each_the_same(spark, histories):
+    forward = dict(zip(histories, check_histories(histories, spark=spark)))
+    backward = dict(zip(reversed(histories), check_histories(list(reversed(histories)), spark=spark)))
+    assert forward == backward
+
+
+def test_a_history_that_cannot_be_read_is_told_and_the_others_are_checked(spark, histories, tmp_path):
+    bad = tmp_path / "history.jsonl"
+    bad.write_text('{"index": 0, "process": 0, "type": "ok"}\n{"index": 1}\n')
+    first, broken, last = check_histories([histories[0], bad, histories[1]], spark=spark)
+    assert isinstance(broken, HistoryError) and "line 1" in str(broken)
+    assert (first["valid"], last["valid"]) == (False, True)
