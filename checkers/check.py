@@ -210,18 +210,20 @@ def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
 
 
 def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,
-              server_idle: float = 0.0) -> dict[str, Any]:
+              server_idle: float = 0.0, note: Callable[[str], None] | None = None) -> dict[str, Any]:
     """check_history for `ordeal run`'s check at its end: in the check server when
     `server_idle` > 0 (checkers.server; a suite's runs then share one warm JVM, and only
-    the first pays for its start), else, or when no server can be had, in this process.
-    Raises HistoryError with the check's own line for input it could not check."""
+    the first pays for its start), else, or when no server can be had, in this process
+    (`note` then hears why, in one line: the run's notes keep it). Raises HistoryError with
+    the check's own line for input it could not check."""
     if server_idle > 0:
         from checkers.server import ServerUnavailable, check_in_server
 
         try:
             return check_in_server(Path(path), out_dir=out_dir, idempotent=idempotent, idle=server_idle)
-        except ServerUnavailable:
-            pass  # checked here instead
+        except ServerUnavailable as exc:
+            if note is not None:
+                note(f"no check server ({exc}): checked in the run's own process")
     return check_history(path, out_dir=out_dir, idempotent=idempotent)
 
 

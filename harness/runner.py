@@ -491,7 +491,8 @@ class Runner:
         variant = self.plan.variant
         idempotent = variant.producer.enable_idempotence if variant is not None else None
         try:
-            results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, server_idle=server_idle())
+            results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, server_idle=server_idle(),
+                                note=result.notes.append)
         except Exception as exc:  # noqa: BLE001
             result.notes.append(f"check failed: {exc.__class__.__name__}: {exc}")
             return

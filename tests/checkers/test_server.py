@@ -118,3 +118,14 @@ def test_idle_that_is_not_seconds_is_one_line_and_exit_2(servers, tmp_path, monk
     assert capsys.readouterr().err == ("ordeal check: ORDEAL_CHECK_SERVER_IDLE='soon': not a number of seconds "
                                        "(0: no check server)\n")
     assert not list(servers.glob("*.lock"))
+
+
+def test_a_run_checked_without_a_server_says_why_in_one_note(servers, tmp_path, monkeypatch, spark):
+    def unavailable(*args, **kwargs):
+        raise server.ServerUnavailable("no server started within 60 s")
+
+    monkeypatch.setattr(server, "check_in_server", unavailable)
+    notes: list[str] = []
+    results = check_run(_history(tmp_path / "a", lost=True), server_idle=120, note=notes.append)
+    assert results["valid"] is False  # checked all the same, here
+    assert notes == ["no check server (no server started within 60 s): checked in the run's own process"]

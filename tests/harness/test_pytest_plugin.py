@@ -19,7 +19,7 @@ import pytest
 def verdict(monkeypatch):
     module = types.ModuleType("checkers.check")
     module.verdict = {"valid": True, "anomalies": {}}
-    module.check_run = lambda path, out_dir=None, idempotent=None, server_idle=0.0: module.verdict
+    module.check_run = lambda path, out_dir=None, idempotent=None, server_idle=0.0, note=None: module.verdict
     monkeypatch.setitem(sys.modules, "checkers.check", module)
     report = types.ModuleType("reports.report")
     report.write_report = lambda run_dir: run_dir / "report.html"

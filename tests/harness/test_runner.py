@@ -179,7 +179,7 @@ def fake_plugins(monkeypatch):
     check = types.ModuleType("checkers.check")
     report = types.ModuleType("reports.report")
 
-    def check_run(path, out_dir=None, idempotent=None, server_idle=0.0):
+    def check_run(path, out_dir=None, idempotent=None, server_idle=0.0, note=None):
         calls["check"] = (path, out_dir, idempotent)
         return calls.get("verdict", {"valid": True, "anomalies": {}})
 
