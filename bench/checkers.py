@@ -25,7 +25,8 @@ Small histories, where Spark's fixed cost is all there is (`--small 3000`, `--ba
 a fresh `ordeal check` of one such history (a new command, no Parquet copy) three ways:
 in its own process and JVM (ORDEAL_CHECK_SERVER_IDLE=0), as the first check of a new
 check server (checkers.server, which it starts), and as a later one (another history,
-the server warm); then `ordeal check` of `--batch` distinct ones in one call to the warm
+the server warm: its 2nd to 5th check, as C2 has compiled more of what a check runs after
+each); then `ordeal check` of `--batch` distinct ones in one call to the warm
 server (checked as one batch), against one of them alone just before it: the time per
 history after the first is the difference over `--batch` - 1. Each
 figure comes with CPU seconds: of the whole process tree in its own process (the JVM
@@ -324,9 +325,9 @@ def _ending_children() -> bool:
 
 
 def _small_runs(args: argparse.Namespace) -> list[Path]:
-    """`--batch` + 2 small histories (generated once), without Parquet copies or results."""
+    """max(`--batch`, 4) + 2 small histories (generated once), without Parquet copies or results."""
     runs = []
-    for i in range(args.batch + 2):
+    for i in range(max(args.batch, 4) + 2):
         run = args.workdir / f"small-n{args.small}-seed{args.seed + i}"
         if not (run / "history.jsonl").exists():
             _generate(run / "history.jsonl", args.small, args.seed + i, "plain")
@@ -341,10 +342,11 @@ def _small(args: argparse.Namespace, speed: Speed, server: Server) -> None:
     n = args.small
     runs = _small_runs(args)
     own = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
+    # A server's code is warm after a few checks (C2 compiles what they run): its 2nd to 5th.
+    warm = [(f"fresh, warm server, #{k}", run, server.timed) for k, run in enumerate(runs[2:6], 2)]
     for label, run, timed in (("fresh, own process", runs[0],
                                lambda r: _timed([*own, str(r)], dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="0"))),
-                              ("fresh, new server", runs[1], server.timed),
-                              ("fresh, warm server", runs[2], server.timed)):
+                              ("fresh, new server", runs[1], server.timed), *warm):
         before = speed.read()
         seconds, cpu, done, _ = timed(run)
         ref = speed.around(before)
@@ -353,7 +355,9 @@ def _small(args: argparse.Namespace, speed: Speed, server: Server) -> None:
     # The batch's figure: one call with every history, less one with one of them, over the
     # histories after the first (small ones are checked as one batch: no line comes per history
     # as its check ends, and none has a time of its own).
-    batch = runs[2:]
+    batch = runs[2:2 + args.batch]
+    if len(batch) < 2:
+        return
     for run in batch:
         shutil.rmtree(run / "history.parquet", ignore_errors=True)
     before = speed.read()
