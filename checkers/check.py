@@ -159,13 +159,13 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
         judged = _collect(found, len(batch))
     for (n, loaded), (anomalies, not_judged, stats) in zip(batch, judged):
         history = loaded.history
-        mine = [c.name for c in running if c.reads(history.counts)]
+        mine = [c for c in running if c.reads(history.counts)]
         # A checker that ran for another history of the batch found nothing here (this one
         # holds nothing it reads): its statistics are not this history's.
-        stats = {name: count for name, count in stats.items() if any(name in stat_names[c] for c in mine)}
-        results = judge(history, mine, (anomalies, not_judged, stats),
+        stats = {name: count for name, count in stats.items() if any(name in stat_names[c.name] for c in mine)}
+        results = judge(history, [c.name for c in mine], (anomalies, not_judged, stats),
                         idempotent=loaded.run.idempotent if idempotent is None else idempotent,
-                        proven=any(c.proves(history.counts) for c in running if c.name in mine))
+                        proven=any(c.proves(history.counts) for c in mine))
         results.update(variant=loaded.run.variant, scenario=loaded.run.scenario)
         (loaded.out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
         answers[n] = results
