@@ -25,6 +25,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
+from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -181,8 +182,8 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
         label = f"[{n + 1}/{len(histories)}] {histories[n]}: " if several and n is not None else ""
         return lambda line: _tell(f"ordeal check: {label}{line}")
 
-    for batch in batches(histories):
-        first = histories.index(batch[0])
+    cut = batches(histories)
+    for first, batch in zip(accumulate((len(b) for b in cut), initial=0), cut):  # first: its first's number
         try:
             answers = check_histories(batch, out_dir=args.out, idempotent=args.idempotent, spark=spark,
                                       progress=lambda n, line: say_for(None if n is None else first + n)(line))
