@@ -14,11 +14,17 @@ class ClusterPool:
     def get(self, variant: Any) -> Any:
         """The cluster of `variant`; raises clusters.cluster.ClusterError when it cannot come up."""
         if variant.name not in self._clusters:
-            from clusters.cluster import Cluster
+            from clusters.cluster import Cluster, ClusterError
 
             for other in list(self._clusters):
                 self.release(other)
-            running = Cluster.attach(variant, lease=True)
+            try:
+                running = Cluster.attach(variant, lease=True)
+            except ClusterError:
+                raise
+            except Exception as exc:  # the Docker engine is missing or not started
+                raise ClusterError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
+                                   "run `make bootstrap` first") from None
             if running is not None and running.variant == variant:
                 self._clusters[variant.name] = (running, False)
             else:

@@ -4,6 +4,7 @@ checkers run for real on their histories."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -165,6 +166,19 @@ def test_ordeal_suite_refuses_a_bad_suite_with_exit_2(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", str(path)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "budget" in proc.stderr
+
+
+def test_a_suite_without_a_docker_engine_says_so_in_one_line_per_cell(tmp_path):
+    """No traceback: each cell that needs a cluster is an error naming the engine, the suite fails."""
+    path = write_suite(tmp_path, "budget = 600\n[[matrix]]\nvariants = ['fabric-recommended-model']\n"
+                                 "scenarios = ['kill-osn', 'mixed']\nduration = 5")
+    env = {k: v for k, v in os.environ.items() if k != "ORDEAL_SPARK_MASTER"}
+    env["DOCKER_HOST"] = "unix:///nonexistent/ordeal-test.sock"
+    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", str(path), "--store", str(tmp_path / "store")],
+                          capture_output=True, text=True, timeout=120, env=env)
+    errors = [line for line in proc.stdout.splitlines() if "error: cannot reach the Docker engine" in line]
+    assert (proc.returncode, len(errors), "Traceback" in proc.stderr + proc.stdout) == (1, 2, False), \
+        proc.stdout + proc.stderr
 
 
 def test_ordeal_suite_list_prints_the_runs_without_running_them():
