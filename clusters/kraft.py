@@ -23,8 +23,14 @@ QUORUM_STATE = "/var/lib/kafka/data/__cluster_metadata-0/quorum-state"
 
 def new_cluster_id() -> str:
     """A cluster id as `kafka-storage random-uuid` prints one: 16 random bytes, URL-safe
-    base64 without padding."""
-    return base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    base64 without padding, drawn again while it begins with "-" (Kafka's Uuid.randomUuid
+    does the same). `kafka-storage format -t -abc...` reads such an id as an option and
+    exits ("argument --cluster-id/-t: expected one argument"): every controller of one
+    KRaft boot in 64 then exited at once, as CI's smoke suite once met."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
 
 
 @dataclass(frozen=True)
