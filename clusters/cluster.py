@@ -380,12 +380,23 @@ class Cluster:
                            lambda: all(self.osn_healthy(n) for n in self.osns)))
         for failure, check in checks:
             while not check():
-                dead = [n.name for n in self.nodes if n.state in ("exited", "dead")]
+                dead = [n for n in self.nodes if n.state in ("exited", "dead")]
                 if dead:
-                    raise ClusterError(f"{failure}: node(s) {', '.join(dead)} exited; see their logs")
+                    raise ClusterError(f"{failure}: node(s) {', '.join(n.name for n in dead)} exited; "
+                                       f"{dead[0].name}'s last line: {_last_line(dead[0])}")
                 if time.monotonic() > deadline:
                     raise ClusterError(f"{failure} after {timeout:.0f} s")
                 time.sleep(0.25)
+
+
+def _last_line(node: Node) -> str:
+    """The last non-blank line a node wrote before it exited, which most often says why (the
+    whole log is saved with the run's logs)."""
+    try:
+        lines = [line for line in node.logs().decode(errors="replace").splitlines() if line.strip()]
+    except docker.errors.APIError as exc:
+        return f"(its log could not be read: {exc.__class__.__name__})"
+    return lines[-1].strip()[:300] if lines else "(its log is empty)"
 
 
 def _create_network(client: docker.DockerClient, run: str, run_labels: dict[str, str],

@@ -98,3 +98,22 @@ def test_attach_finds_a_kept_cluster_and_down_removes_it(docker_client) -> None:
     finally:
         cluster.down()
     assert Cluster.attach(run=cluster.run, client=docker_client) is None
+
+
+def test_a_node_that_exits_at_boot_is_named_with_its_last_line_and_nothing_is_left(docker_client, monkeypatch) -> None:
+    """The boot CI once met: a KRaft cluster id that kafka-storage reads as an option. Every
+    controller exits at once; the error names them and says why, and the run is removed."""
+    from clusters import kraft
+    from clusters.cluster import ClusterError
+    from clusters.variant import parse_variant
+
+    monkeypatch.setattr(kraft, "new_cluster_id", lambda: "-" + "A" * 21)
+    variant = parse_variant({"name": "tiny-kraft", "description": "1 controller, 1 broker, Kafka 4.4.0",
+                             "cluster": {"controllers": 1, "brokers": 1, "osns": 0},
+                             "kafka": {"version": "4.4.0", "mode": "kraft", "replication_factor": 1,
+                                       "min_insync_replicas": 1}}, "test_lifecycle.py")
+    with pytest.raises(ClusterError) as raised:
+        Cluster.up(variant, run_label="exits-at-boot", client=docker_client, timeout=90)
+    assert "node(s) controller1 exited" in str(raised.value), raised.value
+    assert "controller1's last line: kafka-storage: error: argument --cluster-id/-t" in str(raised.value), raised.value
+    assert labelled_objects(docker_client, "exits-at-boot") == []
