@@ -17,7 +17,8 @@ from pathlib import Path
 
 import docker
 
-from clusters.cluster import DEFAULT_CACHE, Cluster
+from checkers.class_archive import cache_dir
+from clusters.cluster import Cluster
 from clusters.images.build import build_all
 from clusters.variant import Variant, load_variant
 
@@ -54,7 +55,7 @@ def main() -> None:
     client = docker.from_env(timeout=120)
     variants = [shape(load_variant(name), args.osns) for name in args.variants.split(",")]
     t = time.monotonic()
-    build_all(DEFAULT_CACHE, client, kafka_versions=sorted({v.kafka.version for v in variants}))
+    build_all(cache_dir(), client, kafka_versions=sorted({v.kafka.version for v in variants}))
     print(f"images (cached) checked in {time.monotonic() - t:.1f} s; load average {os.getloadavg()[0]:.1f}")
     summary = []
     for variant in variants:

@@ -35,7 +35,9 @@ KEEP = 3  # archives kept (some 180 MB each)
 
 
 def cache_dir() -> Path:
-    """ordeal's cache, as clusters/bootstrap.sh defines it."""
+    """ordeal's cache, as clusters/bootstrap.sh sets it ($ORDEAL_CACHE, or ~/.cache/ordeal): the
+    images' inputs, Fabric's tools, the class archives, the check servers' sockets. The one
+    place Python reads it, so that a boot finds what the bootstrap built."""
     return Path(os.environ.get("ORDEAL_CACHE") or Path.home() / ".cache" / "ordeal")
 
 

@@ -139,8 +139,6 @@ def _clean(args: argparse.Namespace) -> int:
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from clusters.cluster import DEFAULT_CACHE
-
     cluster = sub.add_parser("cluster", help="boot, inspect and remove a cluster on its own",
                              description="Manage a ZooKeeper + Kafka (+ OSN) cluster without running a scenario.")
     csub = cluster.add_subparsers(dest="cluster_command", metavar="ACTION", required=True)
@@ -152,7 +150,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     up.add_argument("--label", help="run label (default: variant plus a random suffix)")
     up.add_argument("--foreground", action="store_true", help="stay attached; tear down on SIGINT/SIGTERM")
     up.add_argument("--logs", type=Path, help="with --foreground: save node logs here at teardown")
-    up.add_argument("--cache", type=Path, default=DEFAULT_CACHE, help="artifact and image cache")
+    up.add_argument("--cache", type=Path, help="artifact and image cache (default $ORDEAL_CACHE or ~/.cache/ordeal)")
     up.set_defaults(func=_up)
 
     st = csub.add_parser("status", help="nodes, addresses and states of a running cluster")
@@ -171,7 +169,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     sm.add_argument("--variant", default="fabric-recommended")
     sm.add_argument("--messages", type=int, default=1000)
     sm.add_argument("--logs", type=Path, help="save node logs here at teardown")
-    sm.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
+    sm.add_argument("--cache", type=Path, help="as for up")
     sm.set_defaults(func=_smoke)
 
     clean = sub.add_parser("clean", help="remove every ordeal container, network and volume; stop check servers",

@@ -20,6 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import docker
 from confluent_kafka import KafkaException
 
+from checkers.class_archive import cache_dir
 from clusters import labels as L
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
@@ -36,7 +37,6 @@ from clusters.variant import Variant, parse_variant
 
 log = logging.getLogger("ordeal.cluster")
 
-DEFAULT_CACHE = Path.home() / ".cache" / "ordeal"
 TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET, CONTROLLER_OFFSET = 5, 10, 20, 30, 40
 TOXIPROXY_API_PORT = 8474
 PROXY_BASE_PORT = 19090
@@ -48,9 +48,9 @@ class ClusterError(RuntimeError):
 
 class Cluster:
     def __init__(self, client: docker.DockerClient, run: str, variant: Variant,
-                 network: docker.models.networks.Network, nodes: list[Node], cache: Path = DEFAULT_CACHE):
+                 network: docker.models.networks.Network, nodes: list[Node], cache: Path | None = None):
         self.client = client
-        self.cache = cache
+        self.cache = cache or cache_dir()  # ordeal's cache, as clusters/bootstrap.sh sets it
         self.ordering: OrderingService = ordering_service(variant.orderer.implementation)
         self.leased = False  # attach(lease=True) took this cluster's lease
         self.run = run
@@ -182,12 +182,13 @@ class Cluster:
     # -- lifecycle --------------------------------------------------------------
     @classmethod
     def up(cls, variant: Variant, *, run_label: str | None = None, keep: bool = False,
-           cache: Path = DEFAULT_CACHE, client: docker.DockerClient | None = None,
+           cache: Path | None = None, client: docker.DockerClient | None = None,
            timeout: float = 180.0) -> "Cluster":
         """Boot every node of `variant` and wait until healthy. On any failure, whatever was
         made is removed before the error propagates."""
         client = client or docker.from_env(timeout=120)
         prune_leftovers(client)
+        cache = cache or cache_dir()
         tags = build_all(cache, client, kafka_versions=[variant.kafka.version])
         run = run_label or f"{variant.name}-{uuid.uuid4().hex[:6]}"
         run_labels = L.run_labels(run, variant.name, keep)

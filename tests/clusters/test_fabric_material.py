@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.cluster import DEFAULT_CACHE
+from checkers.class_archive import cache_dir
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.orderer.config_update import sign_channel_creation
@@ -25,7 +25,7 @@ def made(tmp_path_factory: pytest.TempPathFactory) -> material.Material:
     variant = variant.model_copy(update={"orderer": variant.orderer.model_copy(
         update={"max_message_count": 7, "batch_timeout_ms": 750, "preferred_max_bytes": 4096})})
     root = tmp_path_factory.mktemp("fabric") / "material"
-    return material.generate(variant, ["osn1", "osn2"], BROKERS, fabric_tools(DEFAULT_CACHE), root)
+    return material.generate(variant, ["osn1", "osn2"], BROKERS, fabric_tools(cache_dir()), root)
 
 
 def _orderer_group(block: common_pb2.Block) -> configtx_pb2.ConfigGroup:
@@ -70,5 +70,5 @@ def test_each_orderer_and_both_client_identities_have_their_msp(made: material.M
 
 def test_a_tool_that_fails_is_one_line_naming_it(tmp_path: Path) -> None:
     with pytest.raises(material.MaterialError, match=r"^configtxgen .*failed"):
-        material._run(fabric_tools(DEFAULT_CACHE) / "bin" / "configtxgen", ["-profile", "Nope", "-outputBlock",
+        material._run(fabric_tools(cache_dir()) / "bin" / "configtxgen", ["-profile", "Nope", "-outputBlock",
                                                                             str(tmp_path / "b")], tmp_path)
