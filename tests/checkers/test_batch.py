@@ -102,6 +102,39 @@ def _ordering(fork: bool) -> HistoryBuilder:
     return h
 
 
+def _marked_final() -> HistoryBuilder:
+    """Final delivers marked on their invokes; osn1's completes two indices after its invoke,
+    and `_unmarked`'s deliver by the same process is invoked between them: a check that paired
+    a process's delivers across histories would take that one for osn1's invoke, and lose
+    osn1's final deliver here."""
+    h = HistoryBuilder()
+    for tx in ("tx-1", "tx-2"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    h.nemesis("heal", {"healed": "all"})  # 4
+    h.deliver(9, "ch0", "osn2", make_chain([["tx-1"], ["tx-2"]]), final=True)  # 5, 6
+    asked = {"channel": "ch0", "osn": "osn1", "from": 0}
+    h.op(9, "invoke", "deliver", dict(asked, final=True))  # 7
+    h.nemesis("info", {"note": "between a deliver's invoke and its completion"})  # 8
+    h.op(9, "ok", "deliver", dict(asked, blocks=make_chain([["tx-1"], ["tx-2"]])))  # 9
+    return h
+
+
+def _unmarked() -> HistoryBuilder:
+    """No marks (final delivers are those invoked after the last heal); its one deliver is
+    invoked at index 8, between `_marked_final`'s invoke and completion of osn1's."""
+    h = HistoryBuilder()
+    for tx in ("tx-1", "tx-2"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    h.nemesis("heal", {"healed": "all"})  # 4
+    for _ in range(3):
+        h.nemesis("info", {"note": "padding"})  # 5, 6, 7
+    asked = {"channel": "ch0", "osn": "osn1", "from": 0}
+    h.op(9, "invoke", "deliver", asked)  # 8
+    h.nemesis("info", {"note": "padding"})  # 9
+    h.op(9, "ok", "deliver", dict(asked, blocks=make_chain([["tx-1"], ["tx-2"]])))  # 10
+    return h
+
+
 def _interrupted() -> HistoryBuilder:
     """SUCCESS broadcasts, no final deliver: lost-tx and lagging-osn not judged."""
     h = HistoryBuilder()
@@ -142,7 +175,8 @@ def _nothing() -> HistoryBuilder:
 
 HAND_MADE = {"lost": _lost, "clean": _clean, "positions": _positions, "covered-skip": _covered_skip,
              "seeking": _seeking, "ordering": lambda: _ordering(False),
-             "fork": lambda: _ordering(True), "interrupted": _interrupted, "crash": _crash, "txns": _txns,
+             "fork": lambda: _ordering(True), "marked-final": _marked_final, "unmarked": _unmarked,
+             "interrupted": _interrupted, "crash": _crash, "txns": _txns,
              "nothing": _nothing}
 
 
@@ -168,8 +202,8 @@ def alone(spark, histories) -> list[dict]:
 
 
 def test_each_history_of_a_batch_is_judged_as_if_alone(spark, histories, alone):
-    assert [r["valid"] for r in alone] == [False, True, False, False, True, True, False, "unknown", False, False,
-                                           "unknown", True, True]
+    assert [r["valid"] for r in alone] == [False, True, False, False, True, True, False, True, True, "unknown", False,
+                                           False, "unknown", True, True]
     assert alone[3]["anomalies"]["poll-skip"]["evidence"] == [11, 15]
     for path, one, batched in zip(histories, alone, check_histories(histories, spark=spark)):
         assert batched == one, path.parent.name
