@@ -49,12 +49,13 @@ State = dict[str, Any]
 def docker_state(node: Any) -> State | None:
     """Docker's State of the node's container (Status, ExitCode, OOMKilled, FinishedAt, ...),
     through the container's own client (bound by that client's timeout); None when the
-    container is gone (removed: not this watcher's to report) or the node has none."""
+    container is gone (removed: no crash, but the run's cluster is lost), {} when the node
+    has none."""
     import docker
 
     container = getattr(node, "container", None)
     if container is None:
-        return None
+        return {}  # nothing to look at
     try:
         return container.client.api.inspect_container(container.id)["State"]
     except docker.errors.NotFound:
@@ -72,19 +73,25 @@ def docker_log_tail(node: Any, lines: int = LOG_LINES) -> list[str]:
 class CrashWatch:
     """Watch `nodes()` every `interval` seconds and `record` one crash op per unexpected exit.
 
-    `inspect` and `tail` reach the nodes (Docker by default; tests give fakes).
+    `inspect` and `tail` reach the nodes (Docker by default; tests give fakes). `on_gone`
+    hears, once, the name of the first node whose container was removed: not a crash, as
+    nothing exited, but the end of the run's cluster (the runner then stops the run at once,
+    where its ops would time out against nothing until the end of its duration).
     """
 
     def __init__(self, nodes: Callable[[], Iterable[Any]], record: Callable[[Op], Any], *,
                  interval: float | None = None, baseline: bool = False,
                  inspect: Callable[[Any], State | None] | None = None,
-                 tail: Callable[[Any, int], list[str]] | None = None, log_lines: int = LOG_LINES):
+                 tail: Callable[[Any, int], list[str]] | None = None, log_lines: int = LOG_LINES,
+                 on_gone: Callable[[str], None] | None = None):
         self._nodes = nodes
         self._record = record
         self.interval = INTERVAL if interval is None else interval
         self._inspect = inspect or docker_state
         self._tail = tail or docker_log_tail
         self._log_lines = log_lines
+        self._on_gone = on_gone
+        self.gone: str | None = None  # the first node found removed
         self._baseline = baseline
         self._reported: dict[str, Any] = {}  # node name -> the down-time (FinishedAt) reported or ignored
         self._failing: set[str] = set()  # nodes whose last look failed (logged once)
@@ -152,6 +159,13 @@ class CrashWatch:
                 log.warning("crash watch: cannot inspect %s: %s: %s", name, exc.__class__.__name__, exc)
             return None
         self._failing.discard(name)
+        if state is None:
+            if self.gone is None and not self._stopped:
+                self.gone = name
+                log.warning("crash watch: node %s was removed while the run used it", name)
+                if self._on_gone is not None:
+                    self._on_gone(name)
+            return None
         if not state:
             return None
         if state.get("Status") not in DOWN:

@@ -133,6 +133,7 @@ class Runner:
         self._healed_once = False
         self._owned = False  # this run booted the cluster
         self._crash_watch: CrashWatch | None = None
+        self._gone: str | None = None  # a node found removed during the run (_on_node_gone)
 
     # -- control ----------------------------------------------------------------
     def stop(self, signum: int | None = None) -> None:
@@ -214,7 +215,7 @@ class Runner:
             self._release_cluster(result)
             self._restore_signal_handlers(previous)
         result.counts = dict(self._counts)
-        if self._signal is not None or self._stop.is_set():
+        if self._signal is not None or (self._stop.is_set() and self._gone is None):
             result.signal = self._signal or signal.SIGTERM
         # How the run ended, for reports: an interrupted history is complete only up to the stop.
         run_json.update(finished=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
@@ -319,7 +320,13 @@ class Runner:
             return
         self._crash_watch = CrashWatch(lambda: list(getattr(cluster, "nodes", [])),
                                        lambda op: self._record_nemesis(op, None),
-                                       baseline=not self._owned).start()
+                                       baseline=not self._owned, on_gone=self._on_node_gone).start()
+
+    def _on_node_gone(self, name: str) -> None:
+        """A node's container was removed under the run: its cluster is lost (the teardown
+        says so, and no verdict is given), so the run stops now, as a signal would stop it."""
+        self._gone = name
+        self._stop.set()
 
     def _look_for_crashes(self) -> None:
         """Record the crashes not seen yet, before a fault or a heal may start those nodes again."""

@@ -94,6 +94,11 @@ def test_a_run_whose_cluster_is_removed_under_it_ends_with_cluster_lost_and_no_v
     assert child.returncode == 3, err
     assert "cluster lost:" in err and "valid:" not in out
     assert not list((tmp_path / "store").glob("solo/*/results.json"))
+    # The run stopped when its nodes vanished: it did not go on to its final reads.
+    run_dir = next((tmp_path / "store").glob("solo/*/run.json")).parent
+    fs = {json.loads(line)["f"] for line in (run_dir / "history.jsonl").read_text().splitlines()}
+    assert "final-read" not in fs and "send" in fs, fs
+    assert json.loads((run_dir / "run.json").read_text())["signal"] is None  # stopped by no signal
 
 
 def test_an_interrupted_run_is_judged_unknown_not_invalid(tmp_path: Path) -> None:

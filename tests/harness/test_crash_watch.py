@@ -127,6 +127,18 @@ def test_gone_and_uninspectable_nodes_are_skipped():
     assert [op["value"]["node"] for op in recorded] == ["osn2"]
 
 
+def test_a_removed_node_is_told_once_as_gone_and_is_no_crash():
+    """A container removed under the run (None from Docker) ends the run's cluster: the
+    runner hears it once, to stop the run; a node without a container ({}) is not gone."""
+    nodes = [FakeNode("kafka1", states=[running()]), FakeNode("kafka2", states=[running(), {}, None])]
+    recorded: list = []
+    heard: list = []
+    w = CrashWatch(lambda: nodes, recorded.append, inspect=inspect, tail=tail, on_gone=heard.append)
+    for _ in range(4):
+        w.poll()
+    assert (heard, w.gone, recorded) == (["kafka2"], "kafka2", [])
+
+
 def test_the_thread_reports_while_running_and_nothing_after_stop():
     node = FakeNode("osn1", states=[running()])
     recorded: list = []
