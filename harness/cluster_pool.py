@@ -14,15 +14,15 @@ class ClusterPool:
     def get(self, variant: Any) -> Any:
         """The cluster of `variant`; raises clusters.cluster.ClusterError when it cannot come up."""
         if variant.name not in self._clusters:
+            import docker
+
             from clusters.cluster import Cluster, ClusterError
 
             for other in list(self._clusters):
                 self.release(other)
             try:
                 running = Cluster.attach(variant, lease=True)
-            except ClusterError:
-                raise
-            except Exception as exc:  # the Docker engine is missing or not started
+            except docker.errors.DockerException as exc:  # the engine is missing or not started
                 raise ClusterError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
                                    "run `make bootstrap` first") from None
             if running is not None and running.variant == variant:
