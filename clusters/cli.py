@@ -19,7 +19,9 @@ def _docker():
         client = docker.from_env(timeout=120)
         client.ping()
     except Exception as exc:  # the engine is missing or not started
-        raise UsageError(f"cannot reach the Docker engine ({exc.__class__.__name__}); run `make bootstrap` first") from None
+        from clusters.cluster import engine_unreachable
+
+        raise UsageError(engine_unreachable(exc)) from None
     return client
 
 

@@ -16,15 +16,14 @@ class ClusterPool:
         if variant.name not in self._clusters:
             import docker
 
-            from clusters.cluster import Cluster, ClusterError
+            from clusters.cluster import Cluster, ClusterError, engine_unreachable
 
             for other in list(self._clusters):
                 self.release(other)
             try:
                 running = Cluster.attach(variant, lease=True)
             except docker.errors.DockerException as exc:  # the engine is missing or not started
-                raise ClusterError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
-                                   "run `make bootstrap` first") from None
+                raise ClusterError(engine_unreachable(exc)) from None
             if running is not None and running.variant == variant:
                 self._clusters[variant.name] = (running, False)
             else:

@@ -257,7 +257,7 @@ class Runner:
         this run then owns, and tears down unless told to keep it)."""
         if not self.plan.needs_cluster or self._given_cluster is not None:
             return
-        from clusters.cluster import Cluster, ClusterError
+        from clusters.cluster import Cluster, ClusterError, engine_unreachable
 
         variant = self.plan.variant
         try:
@@ -265,8 +265,7 @@ class Runner:
             # a cluster another run booted, or one in use, is never shared.
             running = Cluster.attach(variant, lease=True)
         except Exception as exc:  # the Docker engine is missing or not started
-            raise RunError(f"cannot reach the Docker engine ({exc.__class__.__name__}); "
-                           "run `make bootstrap` first") from None
+            raise RunError(engine_unreachable(exc)) from None
         if running is not None and running.variant != variant:
             running.release()
             running = None
