@@ -25,6 +25,7 @@ from pyspark.sql import SparkSession
 
 from checkers.class_archive import QUIET_CDS
 from checkers.class_archive import java_options as class_archive_options
+from checkers.jvm_lookups import cache_jvm_lookups
 
 LOCAL_MASTER = "local[*]"
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -206,6 +207,7 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
     except Exception as exc:  # noqa: BLE001 - a JVM that would not start: one line for the user
         raise SparkUnavailable(f"Spark (master {master}) did not start: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from None
     spark.sparkContext.setLogLevel("ERROR")
+    cache_jvm_lookups()
     return spark
 
 
