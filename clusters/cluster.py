@@ -244,6 +244,20 @@ class Cluster:
             return cluster
         return None
 
+    @classmethod
+    def lease_kept(cls, variant: Variant) -> "Cluster | None":
+        """A kept idle cluster of exactly `variant` (same name and definition) whose lease
+        this process took, or None; ClusterError with the one line of `engine_unreachable`
+        when the Docker engine does not answer. What a run and a pool of runs reuse."""
+        try:
+            running = cls.attach(variant, lease=True)
+        except docker.errors.DockerException as exc:  # the engine is missing or not started
+            raise ClusterError(engine_unreachable(exc)) from None
+        if running is not None and running.variant != variant:
+            running.release()
+            return None
+        return running
+
     def release(self) -> None:
         """Give back the lease taken by attach(lease=True); the cluster stays up."""
         if self.leased:

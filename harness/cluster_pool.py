@@ -14,22 +14,12 @@ class ClusterPool:
     def get(self, variant: Any) -> Any:
         """The cluster of `variant`; raises clusters.cluster.ClusterError when it cannot come up."""
         if variant.name not in self._clusters:
-            import docker
-
-            from clusters.cluster import Cluster, ClusterError, engine_unreachable
+            from clusters.cluster import Cluster
 
             for other in list(self._clusters):
                 self.release(other)
-            try:
-                running = Cluster.attach(variant, lease=True)
-            except docker.errors.DockerException as exc:  # the engine is missing or not started
-                raise ClusterError(engine_unreachable(exc)) from None
-            if running is not None and running.variant == variant:
-                self._clusters[variant.name] = (running, False)
-            else:
-                if running is not None:
-                    running.release()
-                self._clusters[variant.name] = (Cluster.up(variant), True)
+            running = Cluster.lease_kept(variant)
+            self._clusters[variant.name] = (running, False) if running is not None else (Cluster.up(variant), True)
         return self._clusters[variant.name][0]
 
     def release(self, variant_name: str) -> None:

@@ -257,18 +257,15 @@ class Runner:
         this run then owns, and tears down unless told to keep it)."""
         if not self.plan.needs_cluster or self._given_cluster is not None:
             return
-        from clusters.cluster import Cluster, ClusterError, engine_unreachable
+        from clusters.cluster import Cluster, ClusterError
 
         variant = self.plan.variant
         try:
             # Only a kept, idle cluster is reused, and this run holds its lease until the end:
             # a cluster another run booted, or one in use, is never shared.
-            running = Cluster.attach(variant, lease=True)
-        except Exception as exc:  # the Docker engine is missing or not started
-            raise RunError(engine_unreachable(exc)) from None
-        if running is not None and running.variant != variant:
-            running.release()
-            running = None
+            running = Cluster.lease_kept(variant)
+        except ClusterError as exc:  # the Docker engine is missing or not started
+            raise RunError(str(exc)) from None
         if running is not None:
             try:
                 running.wait_healthy(REUSE_HEALTHY_TIMEOUT)

@@ -341,3 +341,24 @@ def test_a_run_stopped_while_booting_has_no_history_and_latest_does_not_point_at
     _, stopped = run(tmp_path)
     assert (stopped.signal, stopped.history.exists(), (tmp_path / "store" / "latest").resolve()) == (
         2, False, earlier.run_dir.resolve())
+
+
+def test_a_running_cluster_of_the_same_name_but_another_definition_is_given_back_and_one_booted(tmp_path, docker_free):
+    from clusters.variant import load_variant
+
+    other = load_variant("fabric-recommended").model_copy(update={"description": "edited since it was kept"})
+    docker_free["running"] = running = FakeCluster(other, run="kept-1")
+    released = []
+    running.release = lambda: released.append(running.run)
+    _, result = run(tmp_path, **ECHO)
+    (booted, _), = docker_free["booted"]
+    assert released == ["kept-1"] and running.downs == [] and booted.downs == [result.run_dir / "logs"]
+
+
+def test_a_run_without_a_docker_engine_says_so_in_one_line(tmp_path, monkeypatch):
+    from harness.runner import RunError
+
+    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/ordeal-test.sock")
+    with pytest.raises(RunError) as caught:
+        run(tmp_path, **ECHO)
+    assert str(caught.value) == "cannot reach the Docker engine (DockerException); run `make bootstrap` first"
