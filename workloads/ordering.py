@@ -66,6 +66,26 @@ class DeliverCursors:
                 self._next[key] = max(self._next.get(key, 0), blocks[-1]["number"] + 1)
 
 
+class Nudges:
+    """The final broadcast of each channel that the OSN acknowledged (its tx id): its block
+    must be in a final Deliver before that Deliver may call the chain complete. SUCCESS
+    means the tx reached Kafka, not that its block is cut yet: that takes the batch timer
+    and a time-to-cut message through Kafka, which after a fault can outlast `settle`, and
+    a Deliver that stopped before it read one block less than its peers (lagging-osn)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._acked: dict[str, str] = {}
+
+    def acked(self, channel: str, tx: str) -> None:
+        with self._lock:
+            self._acked[channel] = tx
+
+    def awaited(self, channel: str) -> str | None:
+        with self._lock:
+            return self._acked.get(channel)
+
+
 class OrderingOps:
     """The main phase's endless ops: a broadcast of the next tx id to a random OSN and channel,
     or a deliver from where that OSN's follower is."""
@@ -88,8 +108,9 @@ class OrderingClient:
     """One process's gRPC channels to the OSNs."""
 
     def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, finals: FinalReports,
-                 addresses: dict[str, str] | None = None):
+                 addresses: dict[str, str] | None = None, nudges: Nudges | None = None):
         self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
+        self.nudges = nudges if nudges is not None else Nudges()
         self.osn: OsnClient | None = None
         # Which ordering service answers ({"implementation", "version"}), carried by the final
         # delivers so that the history itself says what it tested.
@@ -97,7 +118,7 @@ class OrderingClient:
         self._closed = threading.Event()
 
     def open(self, cluster: Any, process: int) -> "OrderingClient":
-        client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses())
+        client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses(), self.nudges)
         client.osn = OsnClient(cluster.client_identity())
         describe = getattr(cluster, "orderer_description", None)
         client.orderer = describe() if describe else None
@@ -108,7 +129,10 @@ class OrderingClient:
         if value.get("osn") not in self.addresses:
             return {"type": FAIL, "value": value, "error": "unknown-osn"}
         if f == "broadcast" and value.get("final"):
-            return self.finals.answer(value, self.broadcast)
+            answer = self.finals.answer(value, self.broadcast)
+            if answer["type"] == OK:
+                self.nudges.acked(value["channel"], value["tx"])
+            return answer
         if f == "broadcast":
             return self.broadcast(value)
         if f == "deliver" and value.get("final"):
@@ -145,10 +169,12 @@ class OrderingClient:
 
     def final_deliver(self, value: dict[str, Any]) -> Op:
         """Every block from `from`, read again until no new block was cut for `settle`
-        seconds (the batch timer may still cut after the heal); info "incomplete" when
+        seconds (the batch timer may still cut after the heal) and the channel's acknowledged
+        final broadcast (Nudges) is among them; info "incomplete" when
         final_deliver_timeout ends first, with the blocks read so far."""
         o = self.opts
         deadline = time.monotonic() + o.final_deliver_timeout
+        awaited = self.nudges.awaited(value["channel"])
         blocks: list[dict] = []
         quiet_since: float | None = None
         error = "incomplete"
@@ -164,8 +190,10 @@ class OrderingClient:
                 continue
             new = [b for b in read if not blocks or b["number"] > blocks[-1]["number"]]
             blocks.extend(new)
+            if awaited is not None and any(awaited in b.get("txs", ()) for b in new):
+                awaited = None
             now = time.monotonic()
-            if new or quiet_since is None:
+            if new or quiet_since is None or awaited is not None:
                 quiet_since = now
             elif now - quiet_since >= o.settle:
                 return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks,
@@ -206,6 +234,7 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     token = uuid.uuid4().hex[:6]
     cursors = DeliverCursors()
     finals = FinalReports()
+    nudges = Nudges()
 
     def generator(rng: random.Random) -> OrderingOps:
         return OrderingOps(opts, channels, osns, token, cursors, rng)
@@ -221,7 +250,7 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
                              for c in channels for o in osns], stale_after=opts.final_deliver_timeout + 5,
                             first=nudges)
 
-    return Workload(name="ordering", client=OrderingClient(opts, cursors, finals), generator=generator,
+    return Workload(name="ordering", client=OrderingClient(opts, cursors, finals, nudges=nudges), generator=generator,
                     final_generator=final_generator)
 
 

@@ -78,3 +78,29 @@ def test_no_answer_from_the_osn_is_info_and_a_failed_deliver_is_fail():
         assert deliver["type"] == FAIL
     finally:
         client.close()
+
+
+def test_a_final_deliver_waits_for_the_block_of_its_channels_acknowledged_final_broadcast(osn):
+    """SUCCESS means the tx reached the log, not that its block is cut: a final Deliver that
+    stopped after `settle` quiet seconds could miss that block (CI saw an OSN one block
+    short, lagging-osn). The fixture cuts only at 2 txs: the nudge's block comes with a
+    second tx, sent 1 s (over 3 settle periods) after the final Deliver began."""
+    import threading
+    import time
+
+    client, other = client_for(osn.address), client_for(osn.address)
+    try:
+        nudge = client.invoke({"process": 0, "f": "broadcast",
+                               "value": {"channel": "ch0", "osn": "osn1", "tx": "tx-nudge", "final": True}})
+        assert nudge["type"] == OK
+        later = threading.Timer(1.0, lambda: broadcast(other, "ch0", "tx-later"))
+        later.start()
+        began = time.monotonic()
+        final = client.invoke({"process": 0, "f": "deliver",
+                               "value": {"channel": "ch0", "osn": "osn1", "from": 0, "final": True}})
+        later.join()
+        assert final["type"] == OK and time.monotonic() - began >= 1.0
+        assert [tx for b in final["value"]["blocks"] for tx in b["txs"]] == ["tx-nudge", "tx-later"]
+    finally:
+        client.close()
+        other.close()
