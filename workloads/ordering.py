@@ -38,8 +38,9 @@ class OrderingOptions(BaseModel):
     final_deliver_timeout: float = Field(8.0, gt=0, le=600,
                                          description="seconds a final Deliver may keep reading; below op_timeout")
     settle: float = Field(1.0, gt=0, le=60,
-                          description="seconds a final Deliver waits for new blocks before it calls the chain complete; "
-                                      "above the variant's batch timeout")
+                          description="seconds a final Deliver waits for new blocks before it calls the chain complete, "
+                                      "once the block of its channel's acknowledged final broadcast is in; above the "
+                                      "variant's batch timeout")
 
 
 def _status_code(status: str) -> str:
