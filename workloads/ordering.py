@@ -71,8 +71,9 @@ class Nudges:
     """The final broadcast of each channel that the OSN acknowledged (its tx id): its block
     must be in a final Deliver before that Deliver may call the chain complete. SUCCESS
     means the tx reached Kafka, not that its block is cut yet: that takes the batch timer
-    and a time-to-cut message through Kafka, which after a fault can outlast `settle`, and
-    a Deliver that stopped before it read one block less than its peers (lagging-osn)."""
+    and a time-to-cut message through Kafka, which after a fault can outlast `settle`; a
+    Deliver that stopped before the block was cut read one block less than its peers, and
+    the check called its OSN lagging (lagging-osn)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
