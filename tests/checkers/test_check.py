@@ -5,8 +5,9 @@ import json
 from pathlib import Path
 
 from checkers import session
-from checkers.check import NOTHING_PROVEN, RESULTS_FILE, check_history, read_run_info
-from checkers.session import SessionOnDemand
+from checkers.check import NOTHING_PROVEN, RESULTS_FILE, batch_tables, check_history, read_run_info
+from checkers.history import load_history
+from checkers.session import SessionOnDemand, fit_to_input
 from checkers.synthetic import HistoryBuilder, make_chain
 
 
@@ -214,3 +215,22 @@ def test_a_large_history_starts_spark_before_its_convert_a_small_one_when_a_chec
 
     assert checked(threshold=1) == ["start early", "reading", "get"]
     assert checked(threshold=2**30) == ["reading", "get", "checking"]
+
+
+def _exchanges(df) -> int:
+    """How many shuffles Spark plans for `df`."""
+    plan = df._jdf.queryExecution().executedPlan().toString()
+    return sum("Exchange" in line and "ReusedExchange" not in line for line in plan.splitlines())
+
+
+def test_a_small_historys_group_bys_and_joins_shuffle_nothing(spark, tmp_path: Path) -> None:
+    # A shuffle per group-by or join was most of a small check's stages (checkers.check.batch_tables).
+    lone = load_history(_kafka_only(lost=True).write(tmp_path / "a.jsonl"), tmp_path / "a.parquet")
+    other = load_history(_kafka_only(lost=False).write(tmp_path / "b.jsonl"), tmp_path / "b.parquet")
+    for histories in ([lone], [lone, other]):
+        fit_to_input(spark, sum(h.op_count for h in histories))
+        tables = batch_tables(spark, histories)
+        counted = tables.sends.groupBy("history", "topic").count()
+        joined = counted.join(tables.records.groupBy("history", "topic").count(), ["history", "topic"])
+        assert _exchanges(joined) == 0, len(histories)
+        assert sorted(r["history"] for r in joined.collect()) == list(range(len(histories)))
