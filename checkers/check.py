@@ -200,8 +200,8 @@ def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
     each = [h.tables(spark, n) for n, h in enumerate(histories)]
     if len(each) == 1:
         # Gathered, a small history's tables are one partition that Spark knows to be one, so
-        # that its group-bys, windows and joins need no shuffle (a warm 3,000-op check ran
-        # 46 stages instead of 105); unions are gathered the same way (checkers.checker).
+        # that group-bys, windows and joins over them need no shuffle (a warm 3,000-op check
+        # ran 46 stages instead of 105); unions are gathered the same way (checkers.checker).
         return Tables(**{f.name: _gathered_or_none(getattr(each[0], f.name)) for f in fields(Tables)})
 
     def table(name: str) -> DataFrame | None:
