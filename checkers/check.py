@@ -202,18 +202,15 @@ def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
         # Gathered, a small history's tables are one partition that Spark knows to be one, so
         # that group-bys, windows and joins over them need no shuffle (a warm 3,000-op check
         # ran 46 stages instead of 105); unions are gathered the same way (checkers.checker).
-        return Tables(**{f.name: _gathered_or_none(getattr(each[0], f.name)) for f in fields(Tables)})
+        def table(name: str) -> DataFrame | None:
+            df = getattr(each[0], name)
+            return None if df is None else gathered(df)
+    else:
+        def table(name: str) -> DataFrame | None:
+            frames = [getattr(t, name) for t in each if getattr(t, name) is not None]
+            return shared(_union(frames)) if frames else None
 
-    def table(name: str) -> DataFrame | None:
-        frames = [getattr(t, name) for t in each if getattr(t, name) is not None]
-        return shared(_union(frames)) if frames else None
-
-    return Tables(ops=table("ops"), sends=table("sends"), records=table("records"), blocks=table("blocks"),
-                  mops=table("mops"), txns=table("txns"))
-
-
-def _gathered_or_none(df: DataFrame | None) -> DataFrame | None:
-    return None if df is None else gathered(df)
+    return Tables(**{f.name: table(f.name) for f in fields(Tables)})
 
 
 def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,

@@ -3,11 +3,11 @@
 Why Arrow and not Spark's JSON reader: parsing is most of a first check, and Arrow's
 C++ reader parses the same lines several times faster. The file is streamed in chunks
 of whole lines, so memory holds one chunk, never the history; the checks stay Spark
-transforms over the Parquet copy this feeds (checkers.history). Nor another reader, though Arrow
-parses the lines of a 10M-op history (59% of converting it) at some 80 MB/s a core:
-DuckDB's took half the CPU, but it casts a field of another JSON type ("7" and true to
-integers, 7.5 rounded to 8) where the input rules below refuse it; polars' took 2.6 times
-Arrow's CPU (20 chunks of that history, read twice each way in one process).
+transforms over the Parquet copy this feeds (checkers.history). Nor another reader,
+though Arrow parses the lines of a 10M-op history (59% of converting it) at some 80 MB/s
+a core: DuckDB's took half the CPU, but it casts a field of another JSON type ("7" and
+true to integers, 7.5 rounded to 8) where the input rules below refuse it; polars' took
+2.6 times Arrow's CPU (20 chunks of that history, read twice each way in one process).
 
 A chunk's lines go to Arrow's reader all at once, but for the few it cannot take as
 they are: nemesis ops (free-form values, and a name for a process) and assigns (their

@@ -8,12 +8,11 @@ A small history (most runs: thousands of ops) costs Spark's fixed overheads only
 is checked with settings that cut them (`fit_to_input`): one shuffle partition, no
 adaptive re-planning and no broadcast joins (each runs as Spark jobs of their own), no
 whole-stage code generation (compiling it costs more than it saves on so few rows), no
-filters inferred from constraints. A
-JVM started for small histories compiles with C1 only: its quicker start and warm-up
-pay, and C2's faster code would not. It also maps the classes a check loads from an
-archive built once (checkers.class_archive). A JVM started for large ones is set for
-throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`), and maps the same archive; so does a
-check server's (checkers.server), which is such a JVM.
+filters inferred from constraints. A JVM started for small histories compiles with C1
+only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
+classes a check loads from an archive built once (checkers.class_archive). A JVM started
+for large ones is set for throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`), and maps the
+same archive; so does a check server's (checkers.server), which is such a JVM.
 """
 from __future__ import annotations
 
