@@ -39,7 +39,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import NoTarget, PartitionState, controller, data_partitions, partition_state
+from nemesis.targets import NoTarget, PartitionState, channel_topics, controller, data_partitions, partition_state
 
 POLL = 0.5
 
@@ -87,7 +87,7 @@ class DiskLoss(Fault):
         o = self.options
         if o.topic is not None and o.partition is not None:
             return partition_state(self.cluster, o.topic, o.partition)
-        candidates = data_partitions(self.cluster, o.topic)
+        candidates = data_partitions(self.cluster, o.topic, exclude=channel_topics(self.cluster))
         if not candidates:
             raise NoTarget(f"no topic {o.topic} to pick a partition from" if o.topic else "no user topic yet")
         states = [partition_state(self.cluster, t, p) for t, p in candidates]

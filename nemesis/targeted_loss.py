@@ -41,7 +41,8 @@ from harness.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
-from nemesis.targets import NoTarget, PartitionState, choose_partition, controller, hold_committing, partition_state
+from nemesis.targets import (NoTarget, PartitionState, channel_topics, choose_partition, controller, hold_committing,
+                             partition_state)
 
 POLL = 0.5
 
@@ -89,7 +90,7 @@ class TargetedIsrShrink(Fault):
     def choose(self, rng: random.Random) -> dict[str, Any]:
         """Leader, in-sync group and stale followers of the partition, from live state."""
         o = self.options
-        topic, part = choose_partition(self.cluster, rng, o.topic, o.partition)
+        topic, part = choose_partition(self.cluster, rng, o.topic, o.partition, exclude=channel_topics(self.cluster))
         state = partition_state(self.cluster, topic, part)
         if state.leader is None:
             raise RuntimeError(f"{topic}/{part} has no leader")

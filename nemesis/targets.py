@@ -180,18 +180,34 @@ def hold_committing(cluster: Any, state: PartitionState, hold: float, records: i
         time.sleep(0.5)
 
 
-def data_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, int]]:
+def data_partitions(cluster: Any, topic: str | None = None, exclude: tuple[str, ...] = ()) -> list[tuple[str, int]]:
     """The partitions a fault may pick: those of `topic`, or where none is named every user
-    partition but Fabric's system channel's, which carries no workload's data (a loss
-    there is seen by no check: a targeted sequence that picked it would find nothing)."""
-    return [(t, p) for t, p in user_partitions(cluster, topic) if topic or t != SYSTEM_CHANNEL]
+    partition but those of the topics in `exclude` and of Fabric's system channel, which
+    carries no workload's data (a loss there is seen by no check: a targeted sequence that
+    picked it would find nothing)."""
+    if topic:
+        return user_partitions(cluster, topic)
+    return [(t, p) for t, p in user_partitions(cluster) if t != SYSTEM_CHANNEL and t not in exclude]
+
+
+def channel_topics(cluster: Any) -> tuple[str, ...]:
+    """The topics of the ordering service's channels (topic = channel id), which a fault
+    built to lose acknowledged writes leaves alone unless named: where a channel's partition
+    loses records its OSNs had consumed, each OSN's next fetch is out of range, which halts
+    the channel for good (Fabric 1.4.12's chain.go calls ErrOffsetOutOfRange unrecoverable,
+    and its Broadcast still answers SUCCESS; the model halts too, and refuses Broadcast). A
+    halted channel has no final Deliver that reaches its end, so the loss makes the verdict
+    unknown, never invalid: the sequence would prove nothing where a workload partition's
+    loss is judged."""
+    variant = cluster.variant
+    return tuple(variant.orderer.channels) if variant.cluster.osns else ()
 
 
 def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
-                     partition: int | None = None) -> tuple[str, int]:
+                     partition: int | None = None, exclude: tuple[str, ...] = ()) -> tuple[str, int]:
     if topic is not None and partition is not None:
         return topic, partition
-    candidates = data_partitions(cluster, topic)
+    candidates = data_partitions(cluster, topic, exclude)
     if not candidates:
         raise NoTarget(f"no topic {topic} to pick a partition from" if topic else "no user topic yet")
     return rng.choice(candidates)

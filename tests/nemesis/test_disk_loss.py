@@ -53,7 +53,7 @@ def cluster(monkeypatch: pytest.MonkeyPatch) -> FakeCluster:
         return PartitionState(topic, partition, "kafka1", ["kafka1", "kafka2", "kafka3"], list(isr["now"]))
 
     monkeypatch.setattr(disk_loss, "partition_state", state)
-    monkeypatch.setattr(disk_loss, "data_partitions", lambda _c, _t=None: [("t0", 0)])
+    monkeypatch.setattr(disk_loss, "data_partitions", lambda _c, _t=None, exclude=(): [("t0", 0)])
     monkeypatch.setattr(disk_loss, "controller", lambda _c: "kafka4")
     monkeypatch.setattr(disk_loss.time, "sleep", lambda _s: None)
     monkeypatch.setattr(disk_loss.DiskLoss, "_serves", lambda self, node: True)

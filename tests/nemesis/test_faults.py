@@ -45,7 +45,9 @@ class FakeCluster:
         self.nodes = [FakeNode("zk1", "zookeeper")] + [FakeNode(f"kafka{i}", "kafka") for i in range(1, brokers + 1)] \
             + [FakeNode(f"osn{i}", "osn") for i in range(1, osns + 1)]
         self.variant = SimpleNamespace(kafka=SimpleNamespace(min_insync_replicas=2,
-                                                             unclean_leader_election_enable=False))
+                                                             unclean_leader_election_enable=False),
+                                       cluster=SimpleNamespace(osns=osns),
+                                       orderer=SimpleNamespace(channels=["ch0", "ch1"]))
 
     def by_role(self, role: str) -> list[FakeNode]:
         return [n for n in self.nodes if n.role == role]
@@ -130,7 +132,7 @@ def test_random_targets_come_from_the_seed_and_skip_dead_nodes() -> None:
 def test_targeted_sequence_keeps_the_controller_on_the_leaders_side(monkeypatch) -> None:
     cluster = FakeCluster()
     state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2", "kafka3"])
-    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p: ("t", 0))
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(): ("t", 0))
     monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
     for boss, stale in (("kafka2", ["kafka3"]), ("kafka3", ["kafka2"]), ("kafka1", ["kafka3"])):
         monkeypatch.setattr(targeted_loss, "controller", lambda c, boss=boss: boss)
@@ -187,10 +189,30 @@ def test_faults_pick_partitions_that_carry_data_not_fabrics_system_channel(monke
     assert targets.choose_partition(None, random.Random(1), "ordeal-sys") == ("ordeal-sys", 0)  # named: as asked
 
 
+def test_sequences_built_to_lose_writes_leave_the_ordering_channels_alone_unless_named(monkeypatch) -> None:
+    """A channel whose partition lost what its OSNs had read halts on every OSN (Fabric's
+    ErrOffsetOutOfRange): the loss could only make the verdict unknown."""
+    found = {None: [("ch0", 0), ("ch1", 0), ("ordeal-sys", 0), ("t0", 0), ("t0", 1)], "ch1": [("ch1", 0)]}
+    monkeypatch.setattr(targets, "user_partitions", lambda cluster, topic=None: found[topic])
+    assert targets.channel_topics(FakeCluster(osns=3)) == ("ch0", "ch1")
+    assert targets.channel_topics(FakeCluster(osns=0)) == ()
+    picked: list[tuple[str, int]] = []
+    state = PartitionState("t0", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2", "kafka3"])
+    monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
+    monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
+    for topic in (None, "ch1"):
+        for seed in range(30):
+            nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions(topic=topic, seed=seed))
+            nem.setup(FakeCluster(brokers=4, osns=3))
+            plan = nem.choose(nem.rng)
+            picked.append((plan["topic"], plan["partition"]))
+    assert set(picked[:30]) == {("t0", 0), ("t0", 1)} and set(picked[30:]) == {("ch1", 0)}
+
+
 def test_targeted_sequence_refuses_a_partition_with_no_follower_to_spare(monkeypatch) -> None:
     cluster = FakeCluster()
     state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2"], ["kafka1", "kafka2"])
-    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p: ("t", 0))
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(): ("t", 0))
     monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
     monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
     nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions())
