@@ -30,7 +30,7 @@ class ChainHalted(Exception):
 
 
 class ChainNotReady(Exception):
-    """The chain cannot take a message now (not started yet, or halted)."""
+    """The chain cannot take a message now: its start phase has not completed."""
 
 
 def regular_message(envelope: bytes, config_seq: int = 0) -> bytes:
@@ -69,7 +69,11 @@ class Chain:
         self._retry_interval_s = retry_interval_s
         self._timer_deadline: float | None = None
         self.last_cut = ledger.height - 1  # Fabric's lastCutBlockNumber
-        self.halted: str | None = None
+        self.halted: str | None = None  # why the consenter stopped consuming, for good
+        # Fabric's errorChan closed: strict Deliver requests are refused. Fabric closes it when
+        # the partition lost the consumer's position (ErrOffsetOutOfRange), not when a TTC
+        # ends its consumer: those chains stop cutting, yet strict readers are still served.
+        self.errored = False
         self._started = threading.Event()
         self._stopping = threading.Event()
         self._thread: threading.Thread | None = None
@@ -81,10 +85,13 @@ class Chain:
         return self._started.is_set() and self.halted is None
 
     def order(self, envelope: bytes) -> int:
-        """Produce a validated envelope to the partition; returns after Kafka acknowledged it."""
-        if not self.started:
-            raise ChainNotReady(f"chain {self.channel} halted: {self.halted}" if self.halted
-                                else f"chain {self.channel} has not started yet")
+        """Produce a validated envelope to the partition; returns after Kafka acknowledged it.
+
+        A halted chain still takes envelopes, as Fabric 1.4.12's does (its enqueue looks only
+        at whether the start phase completed and the OSN is not shutting down): they reach
+        Kafka and Broadcast answers SUCCESS, though no block of this OSN will hold them."""
+        if not self._started.is_set():
+            raise ChainNotReady(f"chain {self.channel} has not started yet")
         return self._log.append(regular_message(envelope, self.config_seq))
 
     # -- the consenter loop -----------------------------------------------------------
@@ -116,10 +123,10 @@ class Chain:
         try:
             self._consume()
         except (ChainHalted, LogLost) as exc:
-            self.halted = str(exc)
+            self.halted, self.errored = str(exc), isinstance(exc, LogLost)
             log.error("[channel %s] consenter halted: %s", self.channel, exc)
         except Exception as exc:  # e.g. the ledger's disk failed: stop ordering, say why, stay up for Deliver
-            self.halted = f"{type(exc).__name__}: {exc}"
+            self.halted, self.errored = f"{type(exc).__name__}: {exc}", True
             log.exception("[channel %s] consenter halted by an unexpected error", self.channel)
 
     def _consume(self) -> None:

@@ -2,8 +2,9 @@
 
 Seek semantics follow Fabric's common/deliver: start past the height is NOT_FOUND, start at
 the height waits; FAIL_IF_NOT_READY answers NOT_FOUND instead of waiting; after the stop
-block (or on error) one status closes the request. A halted chain answers
-SERVICE_UNAVAILABLE unless the client asked for BEST_EFFORT.
+block (or on error) one status closes the request. A chain whose consenter errored (it
+lost its position in the partition: Fabric's errorChan) answers SERVICE_UNAVAILABLE unless
+the client asked for BEST_EFFORT.
 """
 from __future__ import annotations
 
@@ -76,7 +77,7 @@ class Deliverer:
             yield _status(common_pb2.BAD_REQUEST)
             return
         while True:
-            if strict and chain.halted:
+            if strict and chain.errored:
                 yield _status(common_pb2.SERVICE_UNAVAILABLE)
                 return
             if number >= ledger.height:

@@ -6,10 +6,12 @@ import urllib.request
 import pytest
 
 from clusters.orderer.chain import regular_message
+from clusters.orderer.client import DeliverFailed
 from clusters.orderer.envelopes import make_envelope, tx_label_of
 from clusters.orderer.identity import MspIdentity, NamedIdentity
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import kafka_pb2
+from tests.orderer.chain_fixtures import eventually
 from tests.orderer.msp_fixture import make_msp_dir
 from tests.orderer.osn_fixture import running_osn
 
@@ -80,6 +82,24 @@ def test_failure_reported_after_the_append_is_service_unavailable_but_indetermin
 def test_chain_not_started_is_service_unavailable(tmp_path):
     with running_osn(tmp_path, refusing="BROKER_NOT_AVAILABLE") as node:
         assert node.client.broadcast(node.address, "ch0", "tx-6") == "SERVICE_UNAVAILABLE"
+
+
+def test_a_chain_that_lost_its_position_halts_yet_broadcast_answers_success_as_fabrics_does(node):
+    """The partition loses what the chain had read (an unclean election): the chain halts
+    and refuses strict readers, but Fabric 1.4.12's enqueue does not look at the consenter's
+    errors, so the envelope reaches Kafka, Broadcast answers SUCCESS, and no block holds it."""
+    chain = node.osn.registrar.chains["ch0"]
+    height = chain.ledger.height
+    for i in range(2):
+        assert node.client.broadcast(node.address, "ch0", f"tx-9-{i}") == "SUCCESS"
+    eventually(lambda: chain.ledger.height == height + 1)
+    node.logs["ch0"].truncate(1)
+    eventually(lambda: chain.halted is not None)
+    assert chain.errored and "past the log's end" in chain.halted
+    assert node.client.broadcast(node.address, "ch0", "tx-9-2") == "SUCCESS"
+    with pytest.raises(DeliverFailed, match="SERVICE_UNAVAILABLE"):
+        node.client.deliver(node.address, "ch0", 0, 0, best_effort=False)
+    assert chain.ledger.height == height + 1
 
 
 def test_healthz_is_ok_once_every_chain_started(node):

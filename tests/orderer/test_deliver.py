@@ -99,9 +99,12 @@ def test_unknown_channel_is_not_found(node):
     assert seek(node, OLDEST, NEWEST, channel="nope") == ["NOT_FOUND"]
 
 
-def test_halted_chain_is_unavailable_to_strict_readers_but_served_best_effort(node):
+def test_errored_chain_is_unavailable_to_strict_readers_but_served_best_effort(node):
     with_blocks(node, 1)
-    node.osn.registrar.chains["ch0"].halted = "TTC from the future"
+    chain = node.osn.registrar.chains["ch0"]
+    chain.halted = "TTC from the future"  # as Fabric: a TTC ends the consumer, errorChan stays open
+    assert seek(node, OLDEST, specified(0)) == [0, "SUCCESS"]
+    chain.halted, chain.errored = "offset out of range", True
     assert seek(node, OLDEST, specified(0)) == ["SERVICE_UNAVAILABLE"]
     assert [b["number"] for b in node.client.deliver(node.address, "ch0", 0, 0, best_effort=True)] == [0]
 
