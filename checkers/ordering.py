@@ -264,9 +264,11 @@ def ordering_findings(tables: Tables) -> Findings:
     return Findings(rows=rows, not_judged=[
         not_judged_rows(undelivered_channels(broadcasts, height), "lost-tx",
                         F.concat(F.lit("no final deliver of channel "), F.col("channel"),
-                                 F.lit(" which had SUCCESS broadcasts")), F.col("channel")),
+                                 F.lit(" ended ok (read to the chain's end), and it had SUCCESS broadcasts")),
+                        F.col("channel")),
         not_judged_rows(unfinished_osns(tables.ops, height), "lagging-osn",
-                        F.concat(F.lit("no final deliver of channel "), F.col("channel"), F.lit(" from "), F.col("osn")),
+                        F.concat(F.lit("no final deliver of channel "), F.col("channel"), F.lit(" from "), F.col("osn"),
+                                 F.lit(" ended ok (read to the chain's end)")),
                         F.concat_ws("/", "channel", "osn"))])
 
 

@@ -109,8 +109,10 @@ def test_interrupted_ordering_run_is_unknown_not_lost_tx(spark, tmp_path):
     assert (results["valid"], "lost-tx" in results["anomalies"], "lagging-osn" in results["anomalies"],
             ordering["not_judged"]) == (
         "unknown", False, False,
-        {"lost-tx": ["no final deliver of channel ch0 which had SUCCESS broadcasts"],
-         "lagging-osn": ["no final deliver of channel ch0 from osn1", "no final deliver of channel ch0 from osn2"]})
+        {"lost-tx": ["no final deliver of channel ch0 ended ok (read to the chain's end), "
+                     "and it had SUCCESS broadcasts"],
+         "lagging-osn": ["no final deliver of channel ch0 from osn1 ended ok (read to the chain's end)",
+                         "no final deliver of channel ch0 from osn2 ended ok (read to the chain's end)"]})
 
 
 def test_final_delivers_missing_a_tx_are_lost_tx(spark, tmp_path):
