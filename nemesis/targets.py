@@ -195,10 +195,9 @@ def channel_topics(cluster: Any) -> tuple[str, ...]:
     built to lose acknowledged writes leaves alone unless named: where a channel's partition
     loses records its OSNs had consumed, each OSN's next fetch is out of range, which halts
     the channel for good (Fabric 1.4.12's chain.go calls ErrOffsetOutOfRange unrecoverable,
-    and its Broadcast still answers SUCCESS; the model does the same). A
-    halted channel has no final Deliver that reaches its end, so the loss makes the verdict
-    unknown, never invalid: the sequence would prove nothing where a workload partition's
-    loss is judged."""
+    and its Broadcast still answers SUCCESS; the model does the same). A halted channel has
+    no final Deliver that reaches its end, so the loss makes the verdict unknown, never
+    invalid: the sequence would prove nothing where a workload partition's loss is judged."""
     variant = cluster.variant
     return tuple(variant.orderer.channels) if variant.cluster.osns else ()
 

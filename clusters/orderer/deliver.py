@@ -3,8 +3,8 @@
 Seek semantics follow Fabric's common/deliver: start past the height is NOT_FOUND, start at
 the height waits; FAIL_IF_NOT_READY answers NOT_FOUND instead of waiting; after the stop
 block (or on error) one status closes the request. A chain whose consenter errored (it
-lost its position in the partition: Fabric's errorChan) answers SERVICE_UNAVAILABLE unless
-the client asked for BEST_EFFORT.
+lost its position in the partition, Fabric's closed errorChan, or failed unexpectedly)
+answers SERVICE_UNAVAILABLE unless the client asked for BEST_EFFORT.
 """
 from __future__ import annotations
 
