@@ -123,10 +123,13 @@ class Chain:
         try:
             self._consume()
         except (ChainHalted, LogLost) as exc:
-            self.halted, self.errored = str(exc), isinstance(exc, LogLost)
+            # errored first: a reader that sees the chain halted sees why too.
+            self.errored = isinstance(exc, LogLost)
+            self.halted = str(exc)
             log.error("[channel %s] consenter halted: %s", self.channel, exc)
         except Exception as exc:  # e.g. the ledger's disk failed: stop ordering, say why, stay up for Deliver
-            self.halted, self.errored = f"{type(exc).__name__}: {exc}", True
+            self.errored = True
+            self.halted = f"{type(exc).__name__}: {exc}"
             log.exception("[channel %s] consenter halted by an unexpected error", self.channel)
 
     def _consume(self) -> None:
