@@ -16,7 +16,11 @@ its invoke (or completion) value carries `"final": true`, as the harness marks t
 history that marks no op final, when it was invoked after the history's last `heal`
 nemesis op (format version 1: final delivers are recorded after the heal). Without a
 final deliver of a channel (an interrupted run), lost-tx is not judged there, and an
-OSN without one is not judged for lagging-osn: the verdict is unknown, not invalid.
+OSN without one is not judged for lagging-osn: the verdict is unknown, not invalid. A
+final deliver that did not end ok may say that the OSN's chain is errored (`errored`: it
+refused a strict read, as a Fabric 1.4 Kafka chain does for good once its partition lost
+records it had consumed, while its Broadcast still answers SUCCESS); the not-judged
+reasons then say so, since that, not the run's length, is why no final deliver ended.
 
 As in checkers.kafka, forks, duplicate and lost txs are first told apart by a hash
 aggregation with cheap functions over every row; only the suspects are examined in
@@ -232,17 +236,34 @@ def lagging_osns(height: DataFrame) -> DataFrame:
                         F.struct("channel", "osn", "height", "channel_height"))
 
 
-def undelivered_channels(broadcasts: DataFrame, height: DataFrame) -> DataFrame:
-    """Channels with SUCCESS broadcasts but no ok final deliver: lost-tx is not judged there."""
-    return broadcasts.select(*CHANNEL).distinct().join(height.select(*CHANNEL), CHANNEL, "left_anti")
+def errored_chains(ops: DataFrame) -> DataFrame:
+    """(channel, osn) whose chain a final deliver that did not end ok found errored (`errored`:
+    a strict read refused, as Fabric's deliver handler refuses it once the chain's consumer
+    has failed), with the first such deliver's index."""
+    return (ops.filter((F.col("f") == "deliver") & F.coalesce(F.col("errored"), F.lit(False)))
+            .groupBy(*CHAIN).agg(F.min("index").alias("errored_index")))
 
 
-def unfinished_osns(ops: DataFrame, height: DataFrame) -> DataFrame:
+def undelivered_channels(broadcasts: DataFrame, height: DataFrame, errored: DataFrame) -> DataFrame:
+    """Channels with SUCCESS broadcasts but no ok final deliver: lost-tx is not judged there;
+    `errored_osns` names the OSNs whose chain was found errored (`errored_chains`), if any."""
+    osns = errored.groupBy(*CHANNEL).agg(F.concat_ws(", ", F.array_sort(F.collect_list("osn"))).alias("errored_osns"))
+    return (broadcasts.select(*CHANNEL).distinct().join(height.select(*CHANNEL), CHANNEL, "left_anti")
+            .join(osns, CHANNEL, "left"))
+
+
+def unfinished_osns(ops: DataFrame, height: DataFrame, errored: DataFrame) -> DataFrame:
     """(channel, osn) a broadcast or deliver of this history named, without an ok final
-    deliver: lagging-osn is not judged there."""
+    deliver: lagging-osn is not judged there; `errored` whether its chain was found errored."""
     named = (ops.filter(F.col("f").isin("broadcast", "deliver") & F.col("channel").isNotNull()
                         & F.col("osn").isNotNull()).select(*CHAIN).distinct())
-    return named.join(height.select(*CHAIN), CHAIN, "left_anti")
+    return (named.join(height.select(*CHAIN), CHAIN, "left_anti")
+            .join(errored, CHAIN, "left").withColumn("errored", F.col("errored_index").isNotNull()))
+
+
+# Said where a final deliver found the chain errored: why the run cannot be judged there.
+_ERRORED = ("a strict Deliver was refused with SERVICE_UNAVAILABLE: the chain is errored (halted for good where "
+            "its Kafka partition lost records the OSN had read; else cut off from Kafka)")
 
 
 def ordering_findings(tables: Tables) -> Findings:
@@ -256,19 +277,23 @@ def ordering_findings(tables: Tables) -> Findings:
     height = shared(heights(final_delivers(tables.ops), chain))
     broadcasts = successful_broadcasts(tables.ops)
     summary = shared(tx_summary(chain, broadcasts))
+    errored = errored_chains(tables.ops)
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height))
             .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
             .unionByName(lagging_osns(height)))
     return Findings(rows=rows, not_judged=[
-        not_judged_rows(undelivered_channels(broadcasts, height), "lost-tx",
+        not_judged_rows(undelivered_channels(broadcasts, height, errored), "lost-tx",
                         F.concat(F.lit("no final deliver of channel "), F.col("channel"),
-                                 F.lit(" ended ok (read to the chain's end), and it had SUCCESS broadcasts")),
+                                 F.lit(" ended ok (read to the chain's end), and it had SUCCESS broadcasts"),
+                                 F.coalesce(F.concat(F.lit("; on "), F.col("errored_osns"), F.lit(" "),
+                                                     F.lit(_ERRORED)), F.lit(""))),
                         F.col("channel")),
-        not_judged_rows(unfinished_osns(tables.ops, height), "lagging-osn",
+        not_judged_rows(unfinished_osns(tables.ops, height, errored), "lagging-osn",
                         F.concat(F.lit("no final deliver of channel "), F.col("channel"), F.lit(" from "), F.col("osn"),
-                                 F.lit(" ended ok (read to the chain's end)")),
+                                 F.lit(" ended ok (read to the chain's end)"),
+                                 F.when(F.col("errored"), F.lit("; " + _ERRORED)).otherwise(F.lit(""))),
                         F.concat_ws("/", "channel", "osn"))])
 
 

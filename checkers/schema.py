@@ -62,6 +62,7 @@ VALUE = pa.struct([
     ("status", pa.string()),
     ("blocks", pa.list_(BLOCK)),
     ("final", pa.bool_()),  # the harness marks its final delivers (checkers.ordering)
+    ("errored", pa.bool_()),  # a final deliver that did not end ok: its chain refused a strict read
     # crash (nemesis)
     ("node", pa.string()),
     ("role", pa.string()),
@@ -120,7 +121,7 @@ READ_FIELDS: dict[str, tuple[str, ...]] = {
     "poll": ("consumer", "records", "isolation"),
     "final-read": ("topic", "partition", "records", "isolation"),
     "broadcast": ("channel", "osn", "tx", "status"),
-    "deliver": ("channel", "osn", "blocks", "final"),
+    "deliver": ("channel", "osn", "blocks", "final", "errored"),
     "crash": ("node", "role", "exit_code", "oom_killed", "log_tail"),
 }
 READ_OP_FIELDS = ("time",)

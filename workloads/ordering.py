@@ -26,6 +26,9 @@ from harness.workload import Workload, register_workload
 from workloads.final_reads import FinalReports, UntilOk
 
 REFUSED = frozenset({"BAD_REQUEST", "NOT_FOUND", "FORBIDDEN"})  # checked before anything reaches Kafka
+# Seconds the errored probe of a final Deliver may take (the OSN answers it at once): it
+# comes after final_deliver_timeout, within the scenario's op_timeout.
+_PROBE_TIMEOUT = 1.0
 
 
 class OrderingOptions(BaseModel):
@@ -173,7 +176,8 @@ class OrderingClient:
         """Every block from `from`, read again until no new block was cut for `settle`
         seconds (the batch timer may still cut after the heal) and the channel's acknowledged
         final broadcast (Nudges) is among them; info "incomplete" when
-        final_deliver_timeout ends first, with the blocks read so far."""
+        final_deliver_timeout ends first, with the blocks read so far. A final Deliver that
+        did not end ok says whether the chain is errored (`_errored`)."""
         o = self.opts
         deadline = time.monotonic() + o.final_deliver_timeout
         awaited = self.nudges.awaited(value["channel"])
@@ -201,11 +205,32 @@ class OrderingClient:
                 return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks,
                                               **self._orderer_field()}}
             time.sleep(min(0.25, o.settle / 4))
+        errored = {"errored": True} if self._errored(value) else {}
         if not blocks:
-            return {"type": FAIL, "value": value, "error": error}
+            return {"type": FAIL, "value": {**value, **errored}, "error": error}
         return {"type": INFO, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks,
-                                        **self._orderer_field()},
+                                        **errored, **self._orderer_field()},
                 "error": error}
+
+    def _errored(self, value: dict[str, Any]) -> bool:
+        """Whether the OSN's chain of the channel is errored: a STRICT Deliver of block 0 answered
+        SERVICE_UNAVAILABLE (Fabric's deliver handler refuses strict readers while the chain's
+        Errored() channel is closed). A Kafka-based chain whose partition lost records it had
+        consumed is errored for good and orders nothing again, though Broadcast still answers
+        SUCCESS; one cut off from Kafka is errored until it reconnects. The block reads above
+        are BEST_EFFORT, so they cannot tell: asked once, when a final Deliver did not end ok,
+        so that the checker can say why (checkers.ordering)."""
+        assert self.osn is not None
+        if self._closed.is_set():
+            return False
+        try:
+            self.osn.deliver(self.addresses[value["osn"]], value["channel"], 0, 0, timeout=_PROBE_TIMEOUT,
+                             best_effort=False)
+        except DeliverFailed as exc:
+            return exc.status == "SERVICE_UNAVAILABLE"
+        except OsnUnreachable:
+            return False
+        return False
 
     def _orderer_field(self) -> dict[str, Any]:
         return {"orderer": self.orderer} if self.orderer else {}

@@ -115,6 +115,27 @@ def test_interrupted_ordering_run_is_unknown_not_lost_tx(spark, tmp_path):
                          "no final deliver of channel ch0 from osn2 ended ok (read to the chain's end)"]})
 
 
+def test_final_delivers_that_found_the_chain_errored_say_so_in_the_not_judged_reasons(spark, tmp_path):
+    """A channel whose chain halted (a Fabric 1.4 Kafka chain after its partition lost what it
+    had read) answers Broadcast SUCCESS and cuts no block again: its final delivers end
+    incomplete, and each says whether a strict read was refused (workloads.ordering)."""
+    h = _interrupted("none")
+    chain = make_chain([["tx-1"], ["tx-2"]])
+    for osn, errored in (("osn2", {"errored": True}), ("osn1", {"errored": True}), ("osn3", {})):
+        h.call(9, "deliver", {"channel": "ch0", "osn": osn, "from": 0, "final": True},
+               {"channel": "ch0", "osn": osn, "blocks": chain, **errored}, type="info", error="incomplete")
+    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    errored = ("a strict Deliver was refused with SERVICE_UNAVAILABLE: the chain is errored (halted for good where "
+               "its Kafka partition lost records the OSN had read; else cut off from Kafka)")
+    assert (results["valid"], results["checkers"]["ordering"]["not_judged"]) == (
+        "unknown",
+        {"lost-tx": ["no final deliver of channel ch0 ended ok (read to the chain's end), and it had SUCCESS "
+                     f"broadcasts; on osn1, osn2 {errored}"],
+         "lagging-osn": [f"no final deliver of channel ch0 from osn1 ended ok (read to the chain's end); {errored}",
+                         f"no final deliver of channel ch0 from osn2 ended ok (read to the chain's end); {errored}",
+                         "no final deliver of channel ch0 from osn3 ended ok (read to the chain's end)"]})
+
+
 def test_final_delivers_missing_a_tx_are_lost_tx(spark, tmp_path):
     for final in ("heal", "marked"):
         results = check_history(_run_dir(tmp_path, _interrupted(final)), spark=spark)

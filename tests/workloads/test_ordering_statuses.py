@@ -104,3 +104,39 @@ def test_a_final_deliver_waits_for_the_block_of_its_channels_acknowledged_final_
     finally:
         client.close()
         other.close()
+
+
+def test_a_final_deliver_of_a_halted_chain_is_incomplete_and_says_the_chain_is_errored(osn):
+    """The channel's log loses what the chain had read (an unclean election): the chain halts
+    for good, yet Broadcast answers SUCCESS, as Fabric 1.4.12's does. The final Deliver waits
+    for the nudge's block, which never comes, and then asks once with a strict read, which
+    the errored chain refuses: the checker can say why the channel was not judged. A final
+    Deliver cut short on a healthy chain does not say so."""
+    import time
+
+    client = client_for(osn.address)
+    chain = osn.osn.registrar.chains["ch0"]
+    height = chain.ledger.height
+    try:
+        assert [broadcast(client, "ch0", f"tx-{i}")["type"] for i in range(2)] == [OK, OK]
+        deadline = time.monotonic() + 5
+        while chain.ledger.height == height and time.monotonic() < deadline:  # the two txs' block
+            time.sleep(0.05)
+        final = {"process": 0, "f": "deliver", "value": {"channel": "ch1", "osn": "osn1", "from": 0, "final": True}}
+        client.invoke({"process": 0, "f": "broadcast",  # ch1: only alice may write, so no block comes
+                       "value": {"channel": "ch1", "osn": "osn1", "tx": "tx-refused", "final": True}})
+        healthy = client.invoke(final)
+        osn.logs["ch0"].truncate(1)
+        deadline = time.monotonic() + 5
+        while chain.halted is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert chain.errored
+        nudge = client.invoke({"process": 0, "f": "broadcast",
+                               "value": {"channel": "ch0", "osn": "osn1", "tx": "tx-nudge", "final": True}})
+        halted = client.invoke({**final, "value": {**final["value"], "channel": "ch0"}})
+    finally:
+        client.close()
+    assert (healthy["type"], "errored" in healthy["value"]) == (OK, False)
+    assert nudge["type"] == OK and nudge["value"]["status"] == "SUCCESS"
+    assert (halted["type"], halted["error"], halted["value"]["errored"]) == (INFO, "incomplete", True)
+    assert [tx for b in halted["value"]["blocks"] for tx in b["txs"]] == ["tx-0", "tx-1"]
