@@ -74,3 +74,18 @@ def test_build_answers_at_once_when_the_archive_exists(cache: Path) -> None:
     path.write_bytes(b"built earlier")
     assert class_archive.build(cache) == f"class archive ready ({path.name})"
     assert path.read_bytes() == b"built earlier"
+
+
+def test_the_archives_kept_are_those_used_last_not_those_built_last(cache: Path) -> None:
+    """Another checkout's archive, built later, does not evict the one this checkout's JVMs map."""
+    import os
+
+    mine = class_archive.archive_path(small_jvm_options())
+    mine.write_bytes(b"built first")
+    others = [cache / f"{class_archive.ARCHIVE_PREFIX}other{n}.jsa" for n in range(3)]
+    for n, path in enumerate([mine, *others]):
+        path.write_bytes(b"built")
+        os.utime(path, (1_000_000 + n, 1_000_000 + n))
+    assert class_archive.java_options(small_jvm_options()).startswith(f"-XX:SharedArchiveFile={mine} ")
+    class_archive.prune(cache, keep=3)
+    assert sorted(p.name for p in cache.glob("*.jsa")) == sorted(p.name for p in [mine, *others[1:]])
