@@ -90,11 +90,12 @@ class TargetedIsrShrink(Fault):
     def choose(self, rng: random.Random) -> dict[str, Any]:
         """Leader, in-sync group and stale followers of the partition, from live state."""
         o = self.options
-        topic, part = choose_partition(self.cluster, rng, o.topic, o.partition, exclude=channel_topics(self.cluster))
+        in_sync = o.in_sync or self.cluster.variant.kafka.min_insync_replicas
+        topic, part = choose_partition(self.cluster, rng, o.topic, o.partition, exclude=channel_topics(self.cluster),
+                                       fit=lambda s: _spares_a_follower(s, in_sync))
         state = partition_state(self.cluster, topic, part)
         if state.leader is None:
             raise RuntimeError(f"{topic}/{part} has no leader")
-        in_sync = o.in_sync or self.cluster.variant.kafka.min_insync_replicas
         boss = controller(self.cluster)
         followers = [f for f in state.followers if f in state.isr]
         # Keep the controller on the leader's side (see the module docstring).
@@ -222,6 +223,12 @@ class TargetedIsrShrink(Fault):
             return [] if healed["value"]["connected"] else [healed]
         self.plan = None
         return [self.heal(), self.restart()]
+
+
+def _spares_a_follower(state: PartitionState, in_sync: int) -> bool:
+    """Whether the partition has a leader and more in-sync followers than the in-sync group
+    keeps (`in_sync`, leader included): one at least is left to go stale."""
+    return state.leader is not None and len([f for f in state.followers if f in state.isr]) >= in_sync
 
 
 register_fault("targeted-isr-shrink",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -142,6 +143,18 @@ def partition_state(cluster: Any, topic: str, partition: int = 0, via: str | Non
     part = t.partitions.get(partition) if t is not None else None
     if part is None:
         raise NoTarget(f"no partition {topic}/{partition} in the metadata")
+    return _state(topic, partition, part)
+
+
+def partition_states(cluster: Any) -> dict[tuple[str, int], PartitionState]:
+    """Every partition's state from one metadata answer (any broker's: a choice among many
+    partitions, where one broker's older view of one of them costs nothing but the pick)."""
+    meta = admin_client(cluster.bootstrap_servers()).list_topics(timeout=10)
+    return {(name, p): _state(name, p, part) for name, t in meta.topics.items() if t.error is None
+            for p, part in t.partitions.items()}
+
+
+def _state(topic: str, partition: int, part: Any) -> PartitionState:
     return PartitionState(topic, partition, broker_name(part.leader) if part.leader >= 0 else None,
                           [broker_name(r) for r in part.replicas], [broker_name(r) for r in part.isrs])
 
@@ -203,12 +216,22 @@ def channel_topics(cluster: Any) -> tuple[str, ...]:
 
 
 def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
-                     partition: int | None = None, exclude: tuple[str, ...] = ()) -> tuple[str, int]:
+                     partition: int | None = None, exclude: tuple[str, ...] = (),
+                     fit: Callable[[PartitionState], bool] | None = None) -> tuple[str, int]:
+    """The partition named, or one picked at random among data_partitions; where `fit` is
+    given, among those whose state it accepts if any does (else among all: the fault then
+    says what the pick lacks). A fault's second cycle comes soon after its first has killed
+    and restarted brokers, whose partitions' ISRs have not all grown back: picked blind, a
+    targeted sequence's second cycle mostly found its partition's ISR short and did nothing."""
     if topic is not None and partition is not None:
         return topic, partition
     candidates = data_partitions(cluster, topic, exclude)
     if not candidates:
         raise NoTarget(f"no topic {topic} to pick a partition from" if topic else "no user topic yet")
+    if fit is not None and len(candidates) > 1:
+        states = partition_states(cluster)
+        fitting = [c for c in candidates if c in states and fit(states[c])]
+        candidates = fitting or candidates
     return rng.choice(candidates)
 
 

@@ -132,7 +132,7 @@ def test_random_targets_come_from_the_seed_and_skip_dead_nodes() -> None:
 def test_targeted_sequence_keeps_the_controller_on_the_leaders_side(monkeypatch) -> None:
     cluster = FakeCluster()
     state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2", "kafka3"])
-    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(): ("t", 0))
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(), fit=None: ("t", 0))
     monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
     for boss, stale in (("kafka2", ["kafka3"]), ("kafka3", ["kafka2"]), ("kafka1", ["kafka3"])):
         monkeypatch.setattr(targeted_loss, "controller", lambda c, boss=boss: boss)
@@ -199,6 +199,7 @@ def test_sequences_built_to_lose_writes_leave_the_ordering_channels_alone_unless
     picked: list[tuple[str, int]] = []
     state = PartitionState("t0", 0, "kafka1", ["kafka1", "kafka2", "kafka3"], ["kafka1", "kafka2", "kafka3"])
     monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
+    monkeypatch.setattr(targets, "partition_states", lambda c: {pair: state for pair in found[None]})
     monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
     for topic in (None, "ch1"):
         for seed in range(30):
@@ -209,10 +210,39 @@ def test_sequences_built_to_lose_writes_leave_the_ordering_channels_alone_unless
     assert set(picked[:30]) == {("t0", 0), ("t0", 1)} and set(picked[30:]) == {("ch1", 0)}
 
 
+def test_targeted_sequence_picks_a_partition_whose_isr_spares_a_follower_to_go_stale(monkeypatch) -> None:
+    """A second cycle comes soon after the first killed and restarted brokers: partitions
+    whose ISR has not grown back (one in-sync follower, min.insync.replicas 2) cannot lose
+    one, so they are not picked while another can; with none that can, the pick is blind and
+    the cycle says why it did nothing."""
+    replicas = ["kafka1", "kafka2", "kafka3"]
+    states = {("t0", 0): PartitionState("t0", 0, "kafka1", replicas, ["kafka1", "kafka2"]),
+              ("t0", 1): PartitionState("t0", 1, "kafka2", replicas, replicas),
+              ("t1", 0): PartitionState("t1", 0, None, replicas, ["kafka3"]),
+              ("t1", 1): PartitionState("t1", 1, "kafka3", replicas, ["kafka3", "kafka1"])}
+    monkeypatch.setattr(targets, "user_partitions", lambda cluster, topic=None: sorted(states))
+    monkeypatch.setattr(targets, "partition_states", lambda c: states)
+    monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: states[(t, p)])
+    monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
+    cluster = FakeCluster(brokers=3)
+    plans = []
+    for seed in range(20):
+        nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions(seed=seed, in_sync=2))
+        nem.setup(cluster)
+        plans.append(nem.choose(nem.rng))
+    assert {(p["topic"], p["partition"]) for p in plans} == {("t0", 1)}
+    assert plans[0]["leader"] == "kafka2" and len(plans[0]["stale"]) == 1
+    del states[("t0", 1)]  # none spares a follower: picked blind, and told
+    nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions(in_sync=2))
+    nem.setup(cluster)
+    with pytest.raises(RuntimeError, match="no follower left to go stale|has no leader"):
+        nem.choose(nem.rng)
+
+
 def test_targeted_sequence_refuses_a_partition_with_no_follower_to_spare(monkeypatch) -> None:
     cluster = FakeCluster()
     state = PartitionState("t", 0, "kafka1", ["kafka1", "kafka2"], ["kafka1", "kafka2"])
-    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(): ("t", 0))
+    monkeypatch.setattr(targeted_loss, "choose_partition", lambda c, rng, t, p, exclude=(), fit=None: ("t", 0))
     monkeypatch.setattr(targeted_loss, "partition_state", lambda c, t, p, via=None: state)
     monkeypatch.setattr(targeted_loss, "controller", lambda c: "kafka1")
     nem = targeted_loss.TargetedIsrShrink(targeted_loss.TargetedLossOptions())
