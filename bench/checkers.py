@@ -259,7 +259,7 @@ class Server:
         self.cache = workdir / "server-cache"
         shutil.rmtree(self.cache, ignore_errors=True)
         self.cache.mkdir(parents=True)
-        for archive in cache_dir().glob(f"{ARCHIVE_PREFIX}*.jsa"):  # the user's class archives, as theirs would map
+        for archive in cache_dir().glob(f"{ARCHIVE_PREFIX}*.aot"):  # the user's class archives, as theirs would map
             (self.cache / archive.name).symlink_to(archive)
         self.env = dict(os.environ, ORDEAL_CACHE=str(self.cache), ORDEAL_CHECK_SERVER_IDLE="600")
         self.master = master

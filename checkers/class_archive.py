@@ -1,14 +1,23 @@
-"""A class-data-sharing (CDS) archive of the classes a check loads, for the checker's JVM.
+"""An ahead-of-time cache of the classes a check loads, for the checker's JVM.
 
 A fresh `ordeal check` of a small history (and the check at the end of every `ordeal
 run`) spends most of its time in a JVM that loads and links some 20,000 classes of
-Spark, Scala and Hadoop before its first job. The JVM can map them from an archive
-instead (JDK 13+ dynamic archive: -XX:ArchiveClassesAtExit, then -XX:SharedArchiveFile).
-`make bootstrap` builds the archive once by checking two small synthetic histories (a
-plain one and a transactional one) in a JVM that dumps what it loaded when it exits;
-every later checker JVM maps it (one for large histories, and a check server's, too). Measured on the 2-core machine, in one
-process: session start 2.9 s -> 1.4 s, its first check of a 3,000-op history 13.2 s ->
-10.1 s, JVM CPU 21 -> 15 s (bench/checkers.py prints a fresh `ordeal check` of one).
+Spark, Scala and Hadoop before its first job. The JVM can map them from a cache instead,
+loaded and linked already (JDK 25's AOT cache, JEP 483: -XX:AOTCacheOutput, then
+-XX:AOTCache; checkers.java_runtime says why the checker's Java is that one).
+`make bootstrap` builds the cache once by checking two small synthetic histories (a
+plain one and a transactional one) in a JVM that writes what it loaded as it exits;
+every later checker JVM maps it (one for large histories, and a check server's, too).
+Measured on the 2-core machine, in one process: with JDK 17's class-data-sharing archive
+before it, session start 2.9 s -> 1.4 s and a first check of a 3,000-op history 13.2 s
+-> 10.1 s; the AOT cache took that check (`ordeal check`, own process) from 12.7-13.9 s
+to 10.8-11.6 s (bench/checkers.py prints a fresh `ordeal check` of one).
+
+The cache also holds the methods' profiles of its training run, which the JIT would use
+to compile early. The JVM for large histories replays none (`NO_REPLAY`): trained on
+small histories, the profiles had it leave hot loops in quick code (a 10M-op check in a
+new JVM, compiling 50 -> 22 CPU-s, 88 -> 94-99 s); without them it was as fast as on JDK
+17 with its archive (87.8 and 90.1 s against 89.1).
 
 The archive is kept in ordeal's cache (`ORDEAL_CACHE`, default ~/.cache/ordeal, as for
 the images) under a hash of its inputs: the java binary, the Spark jars and the JVM
@@ -21,18 +30,22 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from checkers import java_runtime
+
 ARCHIVE_PREFIX = "spark-classes-"
-# The JVM ignores an archive that does not match it; these keep it quiet about that.
-QUIET_CDS = "-Xlog:cds*=off"
+# The JVM ignores a cache that does not match it; these keep it quiet about that.
+QUIET_CDS = "-Xlog:aot*=off -Xlog:cds*=off"
+# For the JVM for large histories (see above).
+NO_REPLAY = "-XX:+UnlockDiagnosticVMOptions -XX:-AOTReplayTraining"
 TRAINING_OPS = 3000
-KEEP = 3  # archives kept (some 180 MB each)
+KEEP = 3  # archives kept (some 200 MB each)
+_PID_LINE = "training-jvm"
 
 
 def cache_dir() -> Path:
@@ -43,9 +56,8 @@ def cache_dir() -> Path:
 
 
 def _java() -> Path | None:
-    home = os.environ.get("JAVA_HOME")
-    found = Path(home) / "bin" / "java" if home else (Path(w) if (w := shutil.which("java")) else None)
-    return found.resolve() if found is not None and found.exists() else None
+    found = java_runtime.java()
+    return found.resolve() if found.exists() else None
 
 
 def archive_path(jvm_options: str, cache: Path | None = None) -> Path | None:
@@ -61,7 +73,7 @@ def archive_path(jvm_options: str, cache: Path | None = None) -> Path | None:
     key.update(f"{java}:{stat.st_size}:{stat.st_mtime_ns}\n{jars}\n{pyspark.__version__}\n{jvm_options}\n".encode())
     for jar in sorted(jars.glob("*.jar")) if jars.is_dir() else []:
         key.update(f"{jar.name}:{jar.stat().st_size}\n".encode())
-    return (cache or cache_dir()) / f"{ARCHIVE_PREFIX}{key.hexdigest()[:16]}.jsa"
+    return (cache or cache_dir()) / f"{ARCHIVE_PREFIX}{key.hexdigest()[:16]}.aot"
 
 
 def java_options(jvm_options: str) -> str:
@@ -70,7 +82,7 @@ def java_options(jvm_options: str) -> str:
     if path is None or not path.is_file():
         return ""
     _used(path)
-    return f"-XX:SharedArchiveFile={path} {QUIET_CDS}"
+    return f"-XX:AOTCache={path} {QUIET_CDS}"
 
 
 def _used(path: Path) -> None:
@@ -88,7 +100,7 @@ def _used(path: Path) -> None:
 def prune(cache: Path, keep: int = KEEP) -> None:
     """Drop all but the `keep` archives used or built last: the others are of other inputs (an
     older Spark or java, a checkout since deleted) and only take space."""
-    for old in sorted(cache.glob(f"{ARCHIVE_PREFIX}*.jsa"), key=lambda p: p.stat().st_mtime)[:-keep]:
+    for old in sorted(cache.glob(f"{ARCHIVE_PREFIX}*"), key=lambda p: p.stat().st_mtime)[:-keep]:
         old.unlink(missing_ok=True)
 
 
@@ -104,7 +116,7 @@ def _train(dump: Path, work: Path) -> None:
         run.mkdir()
         generate(run / "history.jsonl", TRAINING_OPS, seed=1)
         check_history(run, spark=spark)
-    print(spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), flush=True)
+    print(_PID_LINE, spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), flush=True)
     spark.stop()
 
 
@@ -122,13 +134,14 @@ def build(cache: Path, timeout: float = 600.0) -> str:
     cache.mkdir(parents=True, exist_ok=True)
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="ordeal-cds-", dir=cache) as tmp:
-        dump = Path(tmp) / "dump.jsa"
+        dump = Path(tmp) / "dump.aot"
         child = subprocess.run([sys.executable, "-m", "checkers.class_archive", "--train", str(dump), tmp],
                                capture_output=True, text=True, timeout=timeout)
         if child.returncode != 0:
             raise RuntimeError(f"training check failed (exit {child.returncode}): "
                                f"{(child.stderr.strip().splitlines() or ['no output'])[-1]}")
-        jvm = int(child.stdout.split()[-1])
+        # The JVM says what it does as it writes the cache, on the same stdout, after this line.
+        jvm = int(next(line.split()[1] for line in child.stdout.splitlines() if line.startswith(_PID_LINE)))
         deadline = time.monotonic() + 120  # bounded: the JVM writes the archive as it exits
         while Path(f"/proc/{jvm}").exists() and time.monotonic() < deadline:
             time.sleep(0.2)

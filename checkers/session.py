@@ -23,7 +23,8 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from checkers.class_archive import QUIET_CDS
+from checkers import java_runtime
+from checkers.class_archive import NO_REPLAY, QUIET_CDS, cache_dir
 from checkers.class_archive import java_options as class_archive_options
 from checkers.jvm_lookups import cache_jvm_lookups
 
@@ -173,14 +174,16 @@ def session_settings(master: str, *, small_inputs: bool = False, class_dump: Pat
     settings = dict(_DEFAULTS)
     if small_inputs:
         options = small_jvm_options()
-        archive = f"-XX:ArchiveClassesAtExit={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
+        archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
         settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
     else:
         # The archive built by the JVM for small histories maps into this one too (which
         # classes a check loads does not depend on the compiler or the collector): a check
         # server's first check of 3,000 ops, in a new process, 32.5/33.7 -> 27.2/22.3 s,
-        # JVM start 8.2/6.7 -> 4.0/4.1 s (/tmp A/B, alternating).
-        throughput = f"{_THROUGHPUT} {class_archive_options(small_jvm_options())}".strip()
+        # JVM start 8.2/6.7 -> 4.0/4.1 s (/tmp A/B, alternating). Its profiles are not
+        # replayed here (checkers.class_archive).
+        archive = class_archive_options(small_jvm_options())
+        throughput = f"{_THROUGHPUT} {archive} {NO_REPLAY if archive else ''}".strip()
         settings["spark.driver.extraJavaOptions"] += f" {throughput}"
         settings["spark.driver.memory"] = _THROUGHPUT_HEAP
     if master.startswith("local"):
@@ -203,6 +206,8 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
     if active is not None:
         return active
     master = master or LOCAL_MASTER
+    # PySpark starts the JVM with the java of JAVA_HOME in this process's environment.
+    os.environ["JAVA_HOME"] = str(java_runtime.java_home(cache_dir()))
     builder = SparkSession.builder.master(master).appName(app_name)
     for key, value in session_settings(master, small_inputs=small_inputs, class_dump=class_dump).items():
         builder = builder.config(key, value)

