@@ -97,7 +97,7 @@ class TargetedIsrShrink(Fault):
         if state.leader is None:
             raise RuntimeError(f"{topic}/{part} has no leader")
         boss = controller(self.cluster)
-        followers = [f for f in state.followers if f in state.isr]
+        followers = state.in_sync_followers
         # Keep the controller on the leader's side (see the module docstring).
         keep = sorted(followers, key=lambda f: f != boss)[:max(0, in_sync - 1)]
         stale = [f for f in followers if f not in keep]
@@ -228,7 +228,7 @@ class TargetedIsrShrink(Fault):
 def _spares_a_follower(state: PartitionState, in_sync: int) -> bool:
     """Whether the partition has a leader and more in-sync followers than the in-sync group
     keeps (`in_sync`, leader included): one at least is left to go stale."""
-    return state.leader is not None and len([f for f in state.followers if f in state.isr]) >= in_sync
+    return state.leader is not None and len(state.in_sync_followers) >= in_sync
 
 
 register_fault("targeted-isr-shrink",

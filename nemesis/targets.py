@@ -43,6 +43,10 @@ class PartitionState:
     def followers(self) -> list[str]:
         return [r for r in self.replicas if r != self.leader]
 
+    @property
+    def in_sync_followers(self) -> list[str]:
+        return [f for f in self.followers if f in self.isr]
+
 
 class TargetSpec(BaseModel):
     """A fault's target: `pick` among the live nodes of `role`, or from a partition's state
