@@ -92,8 +92,15 @@ _C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 # cost it throughput (61 -> 53 s); and methods compiled at 3 times the usual invocation
 # counts, as 41 of the check's 85 JVM CPU seconds went to the JIT compilers, much of it on
 # code that runs briefly (the code generator's own compiler, planning), while the hot
-# loops still get compiled at once (compiling 41 -> 28-37 s, 45 -> 40-42 s).
-_THROUGHPUT = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3"
+# loops still get compiled at once (compiling 41 -> 28-37 s, 45 -> 40-42 s). And C2
+# inlines a callee already compiled only when its code is under 500 bytes (2,500 by
+# default), so that it copies fewer large methods into each one it compiles: the JIT
+# still took 39-46 s of the JVM's 92-105 CPU seconds (10M ops, Parquet copy kept, new JVM,
+# 6 runs each alternating, /tmp A/B, 2026-11-28: compiling 39-46 -> 25-28 s, JVM CPU
+# 92-105 -> 81-91 s, wall 49-57 -> 45-51 s; 1,000 bytes compiled for 33 s, 250 bytes for
+# 21-23 s but its tasks ran slower, and lower FreqInlineSize, MaxInlineSize or
+# MaxInlineLevel, or no SuperWord, added nothing).
+_THROUGHPUT = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3 -XX:InlineSmallCode=500"
 # And twice the heap: the parallel collector gives the young generation a third of it, so a
 # large check collects half as often and promotes less (10M ops, Parquet copy kept, first
 # check in a new JVM, 4 runs each alternating, /tmp A/B script: GC 8.1/6.9/6.9/7.4 ->
