@@ -11,8 +11,8 @@ whole-stage code generation (compiling it costs more than it saves on so few row
 filters inferred from constraints. A JVM started for small histories compiles with C1
 only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
 classes a check loads from an archive built once (checkers.class_archive). A JVM started
-for large ones is set for throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`), and maps the
-same archive; so does a check server's (checkers.server), which is such a JVM.
+for large ones is set for throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`) and maps an
+archive of its own; so does a check server's (checkers.server), which is such a JVM.
 """
 from __future__ import annotations
 
@@ -176,6 +176,25 @@ def small_jvm_options() -> str:
     return f"{_DEFAULTS['spark.driver.extraJavaOptions']} {_C1_ONLY}"
 
 
+def large_jvm_options() -> str:
+    """The driver JVM's options in a session for large histories (the class archive's aside; its
+    heap is `spark.driver.memory`, which Spark gives it apart)."""
+    return f"{_DEFAULTS['spark.driver.extraJavaOptions']} {_THROUGHPUT}"
+
+
+def _large_archive_options() -> str:
+    """The large JVM's own archive, profiles and all; until that is built, the small JVM's
+    without its profiles: the archive built by the JVM for small histories maps into this one
+    too (which classes a check loads does not depend on the compiler or the collector: a check
+    server's first check of 3,000 ops, in a new process, 32.5/33.7 -> 27.2/22.3 s, /tmp A/B,
+    alternating), but its profiles mislead this JVM's compiler (checkers.class_archive)."""
+    own = class_archive_options(large_jvm_options())
+    if own:
+        return own
+    small = class_archive_options(small_jvm_options())
+    return f"{small} {NO_REPLAY}" if small else ""
+
+
 def session_settings(master: str, *, small_inputs: bool = False, class_dump: Path | None = None) -> dict[str, str]:
     """The settings a new session for `master` starts with (see `spark_session`)."""
     settings = dict(_DEFAULTS)
@@ -184,14 +203,8 @@ def session_settings(master: str, *, small_inputs: bool = False, class_dump: Pat
         archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
         settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
     else:
-        # The archive built by the JVM for small histories maps into this one too (which
-        # classes a check loads does not depend on the compiler or the collector): a check
-        # server's first check of 3,000 ops, in a new process, 32.5/33.7 -> 27.2/22.3 s,
-        # JVM start 8.2/6.7 -> 4.0/4.1 s (/tmp A/B, alternating). Its profiles are not
-        # replayed here (checkers.class_archive).
-        archive = class_archive_options(small_jvm_options())
-        throughput = f"{_THROUGHPUT} {archive} {NO_REPLAY if archive else ''}".strip()
-        settings["spark.driver.extraJavaOptions"] += f" {throughput}"
+        archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}" if class_dump else _large_archive_options()
+        settings["spark.driver.extraJavaOptions"] = f"{large_jvm_options()} {archive}".strip()
         settings["spark.driver.memory"] = _THROUGHPUT_HEAP
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
@@ -206,9 +219,9 @@ def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
                   small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
     """The session for `master` (local[*] when None); an already running one is reused as it is.
     `small_inputs`: the JVM will check small histories only (C1 compiler only); else it is
-    set for throughput. Either maps the classes of checkers.class_archive if it is built.
-    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how that
-    archive is built)."""
+    set for throughput. Either maps its classes of checkers.class_archive if they are built.
+    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how those
+    archives are built)."""
     active = SparkSession.getActiveSession()
     if active is not None:
         return active

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checkers import class_archive, java_runtime
-from checkers.session import session_settings, small_jvm_options
+from checkers.session import large_jvm_options, session_settings, small_jvm_options
 
 pytestmark = pytest.mark.skipif(class_archive._java() is None, reason="no java")
 
@@ -38,19 +38,33 @@ def test_a_jvm_maps_the_archive_only_once_it_is_built(cache: Path) -> None:
     assert class_archive.java_options(options) == f"-XX:AOTCache={path} {class_archive.QUIET_CDS}"
 
 
-def test_every_checker_jvm_maps_the_one_archive(cache: Path) -> None:
-    """The JVM for large histories, a check server's, maps the archive of the one for small ones."""
-    path = class_archive.archive_path(small_jvm_options())
+def test_the_large_jvm_maps_its_own_archive_and_the_small_ones_until_then_without_its_profiles(cache: Path) -> None:
+    """The JVM for large histories, a check server's too, maps the archive trained in a JVM set as
+    it is; until that is built, the small JVM's, whose profiles would leave its hot loops in
+    quick code."""
+    small = class_archive.archive_path(small_jvm_options())
+    large = class_archive.archive_path(large_jvm_options())
+    assert large is not None and large != small
 
-    def options(small: bool) -> str:
-        return session_settings("local[2]", small_inputs=small)["spark.driver.extraJavaOptions"]
+    def options(small_inputs: bool) -> str:
+        return session_settings("local[2]", small_inputs=small_inputs)["spark.driver.extraJavaOptions"]
 
-    assert all(f"-XX:AOTCache={path}" not in options(small) for small in (True, False))
-    assert class_archive.NO_REPLAY not in options(False)
-    path.write_bytes(b"built")
-    assert all(f"-XX:AOTCache={path}" in options(small) for small in (True, False))
-    # the small JVM's profiles would leave the large one's hot loops in quick code
+    assert all("-XX:AOTCache=" not in options(s) and class_archive.NO_REPLAY not in options(s) for s in (True, False))
+    small.write_bytes(b"built")
+    assert all(f"-XX:AOTCache={small}" in options(s) for s in (True, False))
     assert class_archive.NO_REPLAY in options(False) and class_archive.NO_REPLAY not in options(True)
+    large.write_bytes(b"built")
+    assert f"-XX:AOTCache={large}" in options(False) and str(small) not in options(False)
+    assert class_archive.NO_REPLAY not in options(False)
+    assert f"-XX:AOTCache={small}" in options(True) and str(large) not in options(True)
+
+
+def test_each_archive_is_trained_in_a_jvm_set_as_the_one_that_maps_it(cache: Path) -> None:
+    dump = cache / "dump.aot"
+    for small_inputs, mapper in ((True, small_jvm_options()), (False, large_jvm_options())):
+        training = session_settings("local[2]", small_inputs=small_inputs, class_dump=dump)
+        assert training["spark.driver.extraJavaOptions"].startswith(f"{mapper} -XX:AOTCacheOutput={dump} ")
+        assert training["spark.driver.memory"] == session_settings("local[2]", small_inputs=small_inputs)["spark.driver.memory"]
 
 
 def _hello_jars(tmp_path: Path) -> tuple[Path, Path]:
@@ -97,10 +111,12 @@ def test_the_java_spark_is_given_leaves_out_the_launchers_options_the_runtime_ca
 
 
 def test_build_answers_at_once_when_the_archive_exists(cache: Path) -> None:
-    path = class_archive.archive_path(small_jvm_options())
-    path.write_bytes(b"built earlier")
-    assert class_archive.build(cache) == f"class archive ready ({path.name})"
-    assert path.read_bytes() == b"built earlier"
+    for large, options in ((False, small_jvm_options()), (True, large_jvm_options())):
+        path = class_archive.archive_path(options)
+        path.write_bytes(b"built earlier")
+        kind = "large" if large else "small"
+        assert class_archive.build(cache, large=large) == f"{kind} JVM's class archive ready ({path.name})"
+        assert path.read_bytes() == b"built earlier"
 
 
 def test_the_archives_kept_are_those_used_last_not_those_built_last(cache: Path) -> None:
