@@ -269,10 +269,10 @@ def _find(session: SparkSession, running: list[Checker], tables: Tables, jobs: s
     thread each: the frames a checker computes at once (checkers.checker.shared) are Spark
     jobs run one after another, and between two of them the driver plans the next while no
     task runs, and a job's last tasks leave a core idle; another checker's jobs fill those
-    gaps (a 10M-op check's event log: no task ran for 6.2 of its 43 s, and one for 2.8 s).
-    Its JVM's part (Parquet copy kept, new JVM, /tmp A/B, 4 pairs alternating): 43.2-45.9 s
-    side by side against 43.7-47.6 s one after another, every pair 0.4-4.1 s quicker. A
-    small check keeps to one thread: its jobs are few and short (not measured)."""
+    gaps (a 10M-op check's event log: no task ran for 6.2 of its 43 s, and one for 2.8 s;
+    side by side, 4.4 and 2.4 s of 65 s in a slower hour; its JVM's part, Parquet copy kept,
+    6 pairs alternating: 49.6 s against 50.7 s on average). A small check keeps to one
+    thread: its jobs are few and short (not measured side by side)."""
     if not at_once or len(running) < 2:
         return {c.name: c.find(tables) for c in running}
 
