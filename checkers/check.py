@@ -17,14 +17,12 @@ path, which `ordeal report` reads when the results are written elsewhere (--out)
 Which checkers run is known before Spark starts (checkers.checker): a history none of
 them can judge is answered without Spark. The checkers that run give their findings as
 frames, and everything results.json needs from them is collected in one Spark action,
-so that a check of a small history costs a few jobs, not dozens. A large history's
-checkers find theirs side by side (`_find`).
+so that a check of a small history costs a few jobs, not dozens.
 """
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -35,7 +33,7 @@ from pyspark.sql import functions as F
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.history import HISTORY, RUN_FILE, History, HistoryError, Tables, history_file, load_history
-from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file, small_input
+from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
@@ -152,12 +150,11 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
         session = spark if isinstance(spark, SparkSession) else spark.get(ops)
         histories = [loaded.history for _, loaded in batch]
         say(None, f"checking {ops} ops" + (f" of {len(histories)} histories" if len(histories) > 1 else ""))
-        jobs = (f"ordeal check {histories[0].source}" if len(histories) == 1
-                else f"ordeal check of {len(histories)} histories")
-        name_jobs(session, jobs)
+        name_jobs(session, f"ordeal check {histories[0].source}" if len(histories) == 1
+                  else f"ordeal check of {len(histories)} histories")
         fit_to_input(session, ops)
         tables = batch_tables(session, histories)
-        found = _find(session, running, tables, jobs, at_once=not small_input(ops))
+        found = {c.name: c.find(tables) for c in running}
         stat_names = {name: list(f.stats) for name, f in found.items()}
         judged = _collect(found, len(batch))
     for (n, loaded), (anomalies, not_judged, stats) in zip(batch, judged):
@@ -261,28 +258,6 @@ def judge(history: History, checkers_run: list[str], found: Found, *, idempotent
         "warnings": list(history.warnings),
         "history": str(history.source.resolve()),
     }
-
-
-def _find(session: SparkSession, running: list[Checker], tables: Tables, jobs: str, *,
-          at_once: bool) -> dict[str, Findings]:
-    """Each running checker's findings. `at_once`, the checkers find theirs side by side, one
-    thread each: the frames a checker computes at once (checkers.checker.shared) are Spark
-    jobs run one after another, and between two of them the driver plans the next while no
-    task runs, and a job's last tasks leave a core idle; another checker's jobs fill those
-    gaps (a 10M-op check's event log: no task ran for 6.2 of its 43 s, and one for 2.8 s;
-    side by side, 4.4 and 2.4 s of 65 s in a slower hour; its JVM's part, Parquet copy kept,
-    6 pairs alternating: 49.6 s against 50.7 s on average). A small check keeps to one
-    thread: its jobs are few and short (not measured side by side)."""
-    if not at_once or len(running) < 2:
-        return {c.name: c.find(tables) for c in running}
-
-    def find(checker: Checker) -> Findings:
-        name_jobs(session, jobs)  # a thread's own (Spark's local properties)
-        return checker.find(tables)
-
-    with ThreadPoolExecutor(max_workers=len(running), thread_name_prefix="ordeal-find") as pool:
-        futures = {c.name: pool.submit(find, c) for c in running}
-        return {name: future.result() for name, future in futures.items()}
 
 
 def _collect(found: dict[str, Findings], histories: int) -> list[Found]:

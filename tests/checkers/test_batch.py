@@ -7,13 +7,10 @@ polls following another's, one's chain forking from another's.
 """
 from __future__ import annotations
 
-import threading
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from checkers import check
 from checkers.check import check_histories, check_history
 from checkers.history import HistoryError
 from checkers.synthetic import HistoryBuilder, generate_history, generate_txn_history, make_chain, poll_mop, send_mop
@@ -216,23 +213,6 @@ def test_a_batch_in_another_order_judges_each_the_same(spark, histories, alone):
     backward = check_histories(list(reversed(histories)), spark=spark)
     for path, one, batched in zip(histories, alone, reversed(backward)):
         assert batched == one, path.parent.name
-
-
-def test_checkers_that_find_theirs_side_by_side_judge_each_history_the_same(spark, histories, alone, monkeypatch):
-    """A large check's checkers find theirs at once, one thread each (checkers.check._find)."""
-    threads = set()
-
-    def in_thread(own):
-        def find(tables):
-            threads.add(threading.current_thread().name)
-            return own(tables)
-        return find
-
-    monkeypatch.setattr(check, "CHECKS", tuple(replace(c, find=in_thread(c.find)) for c in check.CHECKS))
-    monkeypatch.setattr(check, "small_input", lambda ops: False)
-    for path, one, batched in zip(histories, alone, check_histories(histories, spark=spark)):
-        assert batched == one, path.parent.name
-    assert len(threads) == len(check.CHECKS) and all(t.startswith("ordeal-find") for t in threads)
 
 
 def test_a_history_that_cannot_be_read_is_told_and_the_others_are_checked(spark, histories, tmp_path):
