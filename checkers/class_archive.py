@@ -19,8 +19,9 @@ hot loops in quick code (a 10M-op check in a new JVM, 88 -> 94-99 s). So that JV
 archive of its own, trained on a check of 1M ops in a JVM set as it is (`large=True`);
 until that one is built it maps the small one's and replays none of its profiles
 (`NO_REPLAY`). With its own, a 10M-op check's JVM part was about 10% quicker (Parquet copy
-kept, new JVM, alternating: 42.4-47.9 s against 49.1-52.3 s), and so was a new check
-server's first check of 3,000 ops (11.9-12.9 s against 14.1-14.9 s).
+kept, new JVM, 3 pairs alternating: 42.3-45.3 s against 48.0-48.8 s, JVM CPU 77-82 against
+85-87 s), and so was a new check server's first check of 3,000 ops (11.9-12.9 s against
+14.1-14.9 s). It costs `make bootstrap` about 65 s more, once per checkout.
 
 The archives are kept in ordeal's cache (`ORDEAL_CACHE`, default ~/.cache/ordeal, as for
 the images) under a hash of its inputs: the java binary, the Spark jars and the JVM
@@ -129,6 +130,7 @@ def _train(dump: Path, work: Path, large: bool) -> None:
 
 
 def jvm_options(large: bool) -> str:
+    """The options of the JVM for large histories, or for small ones: the key of its archive."""
     from checkers.session import large_jvm_options, small_jvm_options
 
     return large_jvm_options() if large else small_jvm_options()
