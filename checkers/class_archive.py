@@ -129,18 +129,13 @@ def _train(dump: Path, work: Path, large: bool) -> None:
     spark.stop()
 
 
-def jvm_options(large: bool) -> str:
-    """The options of the JVM for large histories, or for small ones: the key of its archive."""
-    from checkers.session import large_jvm_options, small_jvm_options
-
-    return large_jvm_options() if large else small_jvm_options()
-
-
 def build(cache: Path, *, large: bool = False, timeout: float = 600.0) -> str:
     """Build the archive for the JVM for small histories (or for large ones) unless it exists;
     returns what was done."""
+    from checkers.session import jvm_options
+
     kind = "large" if large else "small"
-    target = archive_path(jvm_options(large), cache)
+    target = archive_path(jvm_options(small_inputs=not large), cache)
     if target is None:
         return "no java: no class archive"
     if target.is_file():

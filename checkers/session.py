@@ -182,6 +182,12 @@ def large_jvm_options() -> str:
     return f"{_DEFAULTS['spark.driver.extraJavaOptions']} {_THROUGHPUT}"
 
 
+def jvm_options(small_inputs: bool) -> str:
+    """The driver JVM's options for small histories or for large ones: the key its class archive
+    is kept under (checkers.class_archive)."""
+    return small_jvm_options() if small_inputs else large_jvm_options()
+
+
 def _large_archive_options() -> str:
     """The large JVM's own archive, profiles and all; until that is built, the small JVM's
     without its profiles: the archive built by the JVM for small histories maps into this one
@@ -198,13 +204,13 @@ def _large_archive_options() -> str:
 def session_settings(master: str, *, small_inputs: bool = False, class_dump: Path | None = None) -> dict[str, str]:
     """The settings a new session for `master` starts with (see `spark_session`)."""
     settings = dict(_DEFAULTS)
-    if small_inputs:
-        options = small_jvm_options()
-        archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}" if class_dump else class_archive_options(options)
-        settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
+    options = jvm_options(small_inputs)
+    if class_dump:
+        archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}"
     else:
-        archive = f"-XX:AOTCacheOutput={class_dump} {QUIET_CDS}" if class_dump else _large_archive_options()
-        settings["spark.driver.extraJavaOptions"] = f"{large_jvm_options()} {archive}".strip()
+        archive = class_archive_options(options) if small_inputs else _large_archive_options()
+    settings["spark.driver.extraJavaOptions"] = f"{options} {archive}".strip()
+    if not small_inputs:
         settings["spark.driver.memory"] = _THROUGHPUT_HEAP
     if master.startswith("local"):
         settings.update(_LOCAL_ONLY)
