@@ -437,13 +437,16 @@ def _fields(kind: pa.DataType | pa.Schema) -> list[pa.Field]:
     return list(kind) if isinstance(kind, pa.Schema) else [kind.field(i) for i in range(kind.num_fields)]
 
 
-def defect(table: pa.Table) -> pa.ChunkedArray:
-    """Per row, why it cannot be used, or null."""
+def defect(table: pa.Table) -> pa.ChunkedArray | pa.Array:
+    """Per row, why it cannot be used, or null. The reasons are spelt out only when a row has
+    one: nearly every chunk has none."""
     missing = pc.or_(pc.or_(pc.is_null(table["index"]), pc.is_null(table["process"])),
                      pc.or_(pc.is_null(table["type"]), pc.is_null(table["f"])))
     unknown_type = pc.fill_null(pc.invert(pc.is_in(table["type"], pa.array(TYPES))), False)
     client = pc.fill_null(pc.not_equal(table["process"], NEMESIS), False)
     unknown_f = pc.and_(client, pc.fill_null(pc.invert(pc.is_in(table["f"], pa.array(CLIENT_FS))), False))
+    if not pc.any(pc.or_(pc.or_(missing, unknown_type), unknown_f)).as_py():
+        return pa.nulls(table.num_rows, pa.string())
     return pc.case_when(pc.make_struct(missing, unknown_type, unknown_f),
                         pa.scalar(_NOT_AN_OP), pc.binary_join_element_wise("unknown type ", table["type"], ""),
                         pc.binary_join_element_wise("unknown f ", table["f"], ""))
