@@ -100,7 +100,23 @@ _C1_ONLY = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 # 92-105 -> 81-91 s, wall 49-57 -> 45-51 s; 1,000 bytes compiled for 33 s, 250 bytes for
 # 21-23 s but its tasks ran slower, and lower FreqInlineSize, MaxInlineSize or
 # MaxInlineLevel, or no SuperWord, added nothing).
-_THROUGHPUT = "-XX:+UseParallelGC -XX:CompileThresholdScaling=3 -XX:InlineSmallCode=500"
+#
+# And C2 leaves alone the code that runs briefly in a check, however often it is called:
+# the code generator's compiler (Janino), the closure cleaner's class reader, class loading
+# and class-file writing, Java serialization of tasks, ICU (`_JIT_DIRECTIVES`); C1 alone
+# compiles it. C2 spent some 6 of its 22 s on it (a flight recording of a 10M-op check),
+# and the JVM runs that code no slower that the wall shows (10M ops, Parquet copy kept, new
+# JVM, each with its own class archive, 3 pairs alternating, /tmp A/B, 2026-11-28:
+# compiling 24.0-27.1 -> 21.4-24.1 s, JVM CPU 81.7-94.8 -> 79.7-88.1 s, every pair
+# quicker; the same classes compiled at a 20 times higher threshold instead compiled for
+# 19.4-20.6 s but ran slower, JVM CPU no lower). The JVM says
+# "1 compiler directives added" on its standard output, where the user reads ordeal's:
+# `-DisplayVMOutput` keeps its own messages there quiet (its warnings and errors still go to
+# standard error).
+_JIT_DIRECTIVES = Path(__file__).with_name("jit_directives.json")
+_THROUGHPUT = ("-XX:+UseParallelGC -XX:CompileThresholdScaling=3 -XX:InlineSmallCode=500 "
+               "-XX:+UnlockDiagnosticVMOptions -XX:-DisplayVMOutput "
+               f"-XX:CompilerDirectivesFile={_JIT_DIRECTIVES}")
 # And twice the heap: the parallel collector gives the young generation a third of it, so a
 # large check collects half as often and promotes less (10M ops, Parquet copy kept, first
 # check in a new JVM, 4 runs each alternating, /tmp A/B script: GC 8.1/6.9/6.9/7.4 ->

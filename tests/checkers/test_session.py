@@ -32,3 +32,20 @@ def test_a_session_started_early_starts_in_the_background_for_large_histories_an
     with pytest.raises(SparkUnavailable, match="no JVM here"):
         on_demand.get(10)  # a small history's ops: the start tried for a large one is not tried again
     assert starts == [("ordeal-spark-start", False)]
+
+
+def test_the_large_jvm_takes_its_jit_directives_and_says_nothing_on_standard_output():
+    """A directives file the JVM cannot read stops every large check's JVM from starting; one
+    it reads makes the JVM say so where the user reads ordeal's output, unless kept quiet."""
+    import subprocess
+
+    from checkers import java_runtime
+
+    options = session.large_jvm_options().split()
+    quiet = subprocess.run([str(java_runtime.java()), *options, "-version"], capture_output=True, text=True,
+                           timeout=60)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == ""
+    loud = [o for o in options if o != "-XX:-DisplayVMOutput"]
+    told = subprocess.run([str(java_runtime.java()), *loud, "-version"], capture_output=True, text=True, timeout=60)
+    assert "1 compiler directives added" in told.stdout
