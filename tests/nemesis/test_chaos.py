@@ -6,6 +6,7 @@ fabric-recommended's Kafka settings: RF 3, min ISR 2, no unclean election, acks=
 from __future__ import annotations
 
 import json
+import re
 import signal
 import statistics
 import threading
@@ -200,7 +201,10 @@ def _not_shrunk(cluster: Cluster, topic: str, plan: dict, state: object, acked_s
     cluster's logs go with the clone): the plan, the partition's state as its leader
     gave it, who controls now, how many sends were acknowledged after the cut (none: the
     leader's log did not grow, and a cut follower that was caught up stays in the ISR), the
-    links the firewall left, and each broker's log lines about the partition's ISR."""
+    links the firewall left, each broker's last log lines about the partition, and its last
+    lines about AlterPartition requests and from the controller (the leader once proposed the
+    shrink and no later line said more: whether the proposal reached the controller is what
+    the next failure should tell)."""
     try:  # a probe that fails must not hide the rest of what is said
         down: object = sorted(pair for pair, up in Firewall(cluster).links().items() if not up)
     except Exception as exc:  # noqa: BLE001
@@ -209,9 +213,12 @@ def _not_shrunk(cluster: Cluster, topic: str, plan: dict, state: object, acked_s
              f"plan: {json.dumps(plan, sort_keys=True)}", f"controller now: {cluster.controller()}",
              f"acknowledged since the cut: {acked_since_cut}", f"links down: {down}"]
     for node in (n for n in cluster.nodes if n.role == "kafka"):
-        said = [line for line in node.logs().decode(errors="replace").splitlines()
-                if f"{topic}-0" in line and "ISR" in line.upper()]
-        lines += [f"{node.name}: {line}" for line in said[-8:]] or [f"{node.name}: no line about {topic}-0's ISR"]
+        log = node.logs().decode(errors="replace").splitlines()
+        about = [line for line in log if f"{topic}-0" in line][-10:]
+        alter = [line for line in log if re.search(r"AlterPartition|alter partition|Controller id=", line, re.I)][-10:]
+        kept = set(about) | set(alter)
+        said = [line for line in log if line in kept]
+        lines += [f"{node.name}: {line}" for line in said] or [f"{node.name}: no line about {topic}-0"]
     return "\n".join(lines)
 
 
