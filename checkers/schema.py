@@ -85,8 +85,9 @@ OP = pa.schema([
 # What Arrow's reader parses a line of a client process as: no field of the ops it is never
 # given (checkers.ingest reads assign and nemesis lines with the json module), so no assign's
 # pairs (see above) or seek, nor a crash's fields. Each field of the schema costs the reader
-# a null per line that lacks it: these six cost a 10M-op history's convert 2.5 of its 40 CPU
-# seconds (3 alternating pairs, 2026-11-28: 40.0-41.8 -> 38.0-38.3 s).
+# a null per line that lacks it: the seek and the crash's five fields cost a 10M-op
+# history's convert 2.5 of its 40 CPU seconds (3 alternating pairs, 2026-11-28: 40.0-41.8 ->
+# 38.0-38.3 s).
 _NOT_PARSED = ("partitions", "seek", "node", "role", "exit_code", "oom_killed", "log_tail")
 _ARROW_VALUE = pa.struct([f for f in VALUE if f.name not in _NOT_PARSED])
 CLIENT_OP = pa.schema([pa.field("process", pa.int64()) if f.name == "process" else
