@@ -55,9 +55,9 @@ class Pairing:
         n = rows.num_rows
         if n == 0:
             return SENDS.empty_table(), TXNS.empty_table()
-        # Each row's process's previous row in this chunk (-1: none), found by a stable sort of
-        # the processes' codes: the rows stay in line order, and no text is compared (sorting
-        # the rows by process and line cost a 10M-op convert some 2 CPU seconds).
+        # Each row's process's previous row in this chunk (none for its first), found by a
+        # stable sort of the processes' codes: the rows stay in line order, and no text is
+        # compared (sorting the rows by process and line cost a 10M-op convert some 2 CPU s).
         process = rows["process"].combine_chunks()
         codes = pc.dictionary_encode(process).indices.to_numpy()
         order = np.argsort(codes, kind="stable")
