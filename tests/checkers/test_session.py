@@ -1,11 +1,12 @@
 """The session's small-machine settings."""
 from __future__ import annotations
 
+import subprocess
 import threading
 
 import pytest
 
-from checkers import session
+from checkers import java_runtime, session
 from checkers.session import SessionOnDemand, SparkUnavailable, local_cores, session_settings
 
 
@@ -37,10 +38,6 @@ def test_a_session_started_early_starts_in_the_background_for_large_histories_an
 def test_the_large_jvm_takes_its_jit_directives_and_says_nothing_on_standard_output():
     """A directives file the JVM cannot read stops every large check's JVM from starting; one
     it reads makes the JVM say so where the user reads ordeal's output, unless kept quiet."""
-    import subprocess
-
-    from checkers import java_runtime
-
     options = session.large_jvm_options().split()
     quiet = subprocess.run([str(java_runtime.java()), *options, "-version"], capture_output=True, text=True,
                            timeout=60)
