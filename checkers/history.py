@@ -42,8 +42,8 @@ _MARKER = "_ordeal_source.json"
 # no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail);
 # 9: an assign's partitions and seek, and the records counted by f;
 # 10: format 2 (txn ops: the mops and txns tables, records of poll micro-ops, isolation, micro-ops counted);
-# 11: a final deliver's `errored`.
-_CACHE_FORMAT = 11
+# 11: a final deliver's `errored`; 12: a block's hashes lower-cased.
+_CACHE_FORMAT = 12
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])

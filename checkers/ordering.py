@@ -1,7 +1,8 @@
 """Ordering-service anomalies, one transform each: history ops in, anomaly rows out.
 
 An OSN's chain for a channel is every block it delivered in any ok deliver, one row
-per (number, hash). Hashes are compared as lower-case hex.
+per (number, hash). Hashes are compared as lower-case hex (lower-cased as the
+history is read, checkers.ingest).
 
 Block bytes: when a delivered block carries `data` (hex-encoded marshalled
 envelopes, an optional field of this checker), data_hash is recomputed as SHA-256 of
@@ -44,7 +45,9 @@ _EVIDENCE_PER_ROW = 8
 
 
 def _hex(c: Column) -> Column:
-    return F.lower(F.coalesce(c, F.lit("")))
+    """A hash as the checks compare it: lower-case hex (lower-cased as read, checkers.ingest),
+    "" where the block has none."""
+    return F.coalesce(c, F.lit(""))
 
 
 def _der_length(n: Column) -> Column:

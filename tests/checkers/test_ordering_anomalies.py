@@ -39,6 +39,19 @@ def test_osns_with_identical_chains_do_not_fork(ops_of, found):
     assert found(_anomalies(ops_of(h), "block-fork")) == []
 
 
+def test_hashes_differing_only_in_case_are_one_block(ops_of, found):
+    """Hex is compared as lower-case: an OSN that reports its hashes in upper case holds the
+    same chain, neither a fork nor a broken one; the block rows hold them lower-cased."""
+    upper = [{k: v.upper() if k.endswith("hash") else v for k, v in block.items()}
+             for block in make_chain([["tx-1"], ["tx-2"]], with_data=True)]
+    h, _, _ = _two_osns(upper)
+    tables = ops_of(h)
+    assert found(_anomalies(tables, "block-fork")) == []
+    assert found(_anomalies(tables, "broken-chain")) == []
+    hashes = {r[c] for r in tables.blocks.collect() for c in ("hash", "previous_hash", "data_hash") if r[c]}
+    assert hashes and hashes == {x.lower() for x in hashes}
+
+
 def test_previous_hash_not_matching_predecessor_is_broken_chain(ops_of, found):
     blocks = make_chain([["tx-1"], ["tx-2"], ["tx-3"]])
     blocks[2]["previous_hash"] = "00" * 32
