@@ -497,7 +497,7 @@ def _lower_hashes(blocks: pa.Table) -> pa.Table:
     others), here, once per block row: 0.02 s for a 10M-op history's 948K blocks. Spark's
     F.lower on every delivered block, before the deduplication of the deliveries
     (checkers.ordering.delivered_blocks), cost that check's tasks 1.1 CPU-s of 4.6 (Spark's
-    event log), and its JVM a median 5 CPU-s in all (6 A/B pairs, the Parquet copy kept)."""
+    event log); its JVM, 5 of 6 A/B pairs quicker, the rest of that gap JIT, GC and noise."""
     for name in _HASHES:
         at = blocks.schema.get_field_index(name)
         blocks = blocks.set_column(at, blocks.schema.field(at), pc.ascii_lower(blocks[name]))
