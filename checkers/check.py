@@ -4,7 +4,7 @@
 results.json is read by reports: {"valid", "anomalies": {name: {"count", "examples",
 "evidence"}}, "checkers": {"kafka"|"ordering"|"nodes": {"valid", "anomalies", "unknown",
 "not_judged"}}, "unknown", "variant", "scenario", "idempotent", "stats", "warnings",
-"history"}. A checker's "not_judged" says, per anomaly, where it could not be judged
+"history", "faults"}; "faults" says whether the run's faults took effect (checkers.faults). A checker's "not_judged" says, per anomaly, where it could not be judged
 because the evidence is missing (no final read of a partition, no final deliver of a
 channel or from an OSN: an interrupted run), at most 20 places and how many more;
 "unknown" lists the same reasons, and either makes the checker unknown unless it found a
@@ -32,6 +32,7 @@ from pyspark.sql import functions as F
 
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
+from checkers.faults import history_fault_outcomes
 from checkers.history import HISTORY, RUN_FILE, History, HistoryError, Tables, history_file, load_history
 from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
@@ -166,7 +167,8 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
         results = judge(history, [c.name for c in mine], (anomalies, not_judged, stats),
                         idempotent=loaded.run.idempotent if idempotent is None else idempotent,
                         proven=any(c.proves(history.counts) for c in mine))
-        results.update(variant=loaded.run.variant, scenario=loaded.run.scenario)
+        results.update(variant=loaded.run.variant, scenario=loaded.run.scenario,
+                       faults=history_fault_outcomes(history.source))
         (loaded.out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
         answers[n] = results
     return answers  # type: ignore[return-value]  # every one is set above

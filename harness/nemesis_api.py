@@ -29,7 +29,8 @@ class Nemesis(Protocol):
         """Do op["f"] ("start" or "stop") of op["fault"]; answer the op that says what was
         done. Random choices (which node) should come from random.Random(op["seed"]), an
         int drawn from the run's seed, so a run's faults are reproducible. An exception is
-        recorded as an info op with its error; the run goes on."""
+        recorded as an info op with its error (NoTarget: the fault found nothing to hit,
+        which is not a failure of the fault); the run goes on."""
 
     def heal_all(self) -> list[Op]:
         """Undo everything this nemesis may have done, whether or not it thinks a fault is
@@ -40,6 +41,11 @@ class Nemesis(Protocol):
 
     # Optional: roles() -> set[str], the node roles the fault acts on by name; a variant
     # without such nodes is refused before anything boots (harness/plan.py).
+
+
+class NoTarget(RuntimeError):
+    """Live state names no node to hit (no topic yet, no leader, no coordinator): the fault
+    did nothing, and its op says so (outcome no-target) rather than that it failed."""
 
 
 # factory(options) -> Nemesis; bad options raise ValueError with a one-line message.

@@ -23,6 +23,8 @@ from harness.crash_watch import CrashWatch
 from harness.generator import Context, Pending, Phases
 from harness.history import Recorder
 from harness.op import INFO, NEMESIS, Op
+from checkers.faults import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE, faults_missed
+from harness.nemesis_api import NoTarget
 from harness.plan import HEAL_ALL, Plan
 from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
 from harness.worker import POLL, ClientWorker
@@ -63,10 +65,17 @@ class Status:
     active_faults: tuple[str, ...]
 
 
+# Exit statuses of a run (README, "The two commands"): never 0 unless the checkers said valid.
+EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_UNKNOWN, EXIT_NOT_CHECKED = 0, 1, 2, 3, 4
+
+
 @dataclass
 class RunResult:
     run_dir: Path
-    valid: bool | str | None = None  # None: not checked (checkers absent, skipped, failed)
+    valid: bool | str | None = None  # None: no verdict (not checked, or the check failed)
+    checked: bool = True  # False: the run was told not to check (--no-check)
+    check_error: str | None = None  # why the check gave no verdict (it raised, or could not start)
+    faults_missed: str | None = None  # why the scenario's faults cannot be said to have happened
     results: dict[str, Any] | None = None
     report: Path | None = None
     signal: int | None = None
@@ -79,21 +88,30 @@ class RunResult:
 
     @property
     def exit_code(self) -> int:
-        """0 valid or unchecked, 1 invalid, 3 unknown, 128+n when stopped by signal n."""
+        """0 valid, 1 invalid, 3 unknown (also when the check failed), 4 not checked,
+        128+n when stopped by signal n."""
         if self.signal:
             return 128 + self.signal
+        if not self.checked:
+            return EXIT_NOT_CHECKED
+        if self.valid is True:
+            return EXIT_VALID
         if self.valid is False:
-            return 1
-        if self.valid == "unknown":
-            return 3
-        return 0
+            return EXIT_INVALID
+        return EXIT_UNKNOWN
 
     @property
     def verdict(self) -> str:
-        """valid, invalid or unknown (also when not checked)."""
+        """valid, invalid or unknown (also when not checked, or when the check failed)."""
         if self.valid is True:
             return "valid"
         return "invalid" if self.valid is False else "unknown"
+
+    @property
+    def faults(self) -> dict[str, Any]:
+        """results.json's "faults" (checkers.faults): whether the run's faults took effect."""
+        found = (self.results or {}).get("faults")
+        return found if isinstance(found, dict) else {}
 
     def anomaly_summary(self) -> str:
         anomalies = (self.results or {}).get("anomalies") or {}
@@ -230,10 +248,11 @@ class Runner:
             raise ClusterLost(f"cluster lost: {lost}; no verdict (history in {result.history})")
         if result.signal:
             return result
+        result.checked = self.check
         if self.check:
             self._phase = "check"
             self._report_status()
-            self._check(result)
+            self._check(result, run_json)
         self._phase = "done"
         return result
 
@@ -436,12 +455,23 @@ class Runner:
                 self._record_nemesis(op, name)
 
     def _fault(self, template: Op) -> None:
+        """Do one request of the schedule and record what it did, with its outcome
+        (checkers.faults): whether a start took effect, failed or found no target, whether
+        a stop undid it. The run goes on either way; the outcome is judged after it."""
         name = template["fault"]
+        starting = template["f"] == "start"
         self._look_for_crashes()
         try:
             answer = self.plan.nemeses[name].invoke(dict(template))
+            outcome = TOOK_EFFECT if starting else UNDONE
+        except NoTarget as exc:
+            answer = {"f": template["f"], "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}"}
+            outcome = NO_TARGET if starting else UNDO_FAILED
         except Exception as exc:  # noqa: BLE001 - a failed fault is recorded, the run goes on
             answer = {"f": template["f"], "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}"}
+            outcome = FAILED if starting else UNDO_FAILED
+        if isinstance(answer, dict):
+            answer = {**answer, OUTCOME: outcome}
         self._record_nemesis(answer, name)
         with self._cond:
             if template["f"] == "start":
@@ -453,7 +483,7 @@ class Runner:
         if not isinstance(answer, dict):
             answer = {"f": "unknown", "value": answer, "error": "bad-nemesis-answer"}
         op: Op = {"process": NEMESIS, "type": INFO, "f": answer.get("f", "unknown"), "value": answer.get("value")}
-        for key in ("node", "error"):
+        for key in ("node", "error", OUTCOME):
             if key in answer:
                 op[key] = answer[key]
         if fault is not None:
@@ -470,7 +500,8 @@ class Runner:
                 try:
                     ops = nem.heal_all() or []
                 except Exception as exc:  # noqa: BLE001 - keep healing the others
-                    ops = [{"f": "heal", "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}"}]
+                    ops = [{"f": "heal", "value": {"fault": name}, "error": f"{exc.__class__.__name__}: {exc}",
+                            OUTCOME: UNDO_FAILED}]
                 for op in ops:
                     self._record_nemesis(op, name)
             self._record_nemesis({"f": "heal", "value": {"all": True, "faults": sorted(self.plan.nemeses)}}, None)
@@ -479,37 +510,32 @@ class Runner:
             self._healed_once = True
 
     # -- plug-ins ---------------------------------------------------------------
-    def _check(self, result: RunResult) -> None:
-        """checkers.check and reports.report when installed; a failure is one note, and
-        the history stays where it is."""
+    def _check(self, result: RunResult, run_json: dict[str, Any]) -> None:
+        """Check the history and write the report. A check that raises or cannot run gives
+        no verdict: the run is unknown (exit 3) with the reason in result.check_error and in
+        run.json's "check"; the history stays where it is. A report that fails is a note."""
         run_dir = result.run_dir
-        try:
-            from checkers.check import check_run
-            from checkers.cli import server_idle
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("checkers", "checkers.check"):
-                raise
-            result.notes.append("checkers not installed: history not checked")
-            return
         variant = self.plan.variant
         idempotent = variant.producer.enable_idempotence if variant is not None else None
         try:
+            from checkers.check import check_run
+            from checkers.cli import server_idle
+
             results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, server_idle=server_idle(),
                                 note=result.notes.append)
-        except Exception as exc:  # noqa: BLE001
-            result.notes.append(f"check failed: {exc.__class__.__name__}: {exc}")
+        except Exception as exc:  # noqa: BLE001 - any failure of the check is a check that did not happen
+            result.check_error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
+            run_json["check"] = {"error": result.check_error}
+            write_json(run_dir / RUN_JSON, run_json)
             return
         result.results, result.valid = results, results.get("valid", "unknown")
+        nemesis = self.plan.scenario.nemesis
+        result.faults_missed = faults_missed(nemesis.faults, nemesis.may_find_no_target, result.faults)
         if not (run_dir / RESULTS_JSON).exists():
             write_json(run_dir / RESULTS_JSON, results)
         try:
             from reports.report import write_report
-        except ModuleNotFoundError as exc:
-            if exc.name not in ("reports", "reports.report"):
-                raise
-            result.notes.append("reports not installed: no report.html")
-            return
-        try:
+
             result.report = write_report(run_dir)
         except Exception as exc:  # noqa: BLE001
             result.notes.append(f"report failed: {exc.__class__.__name__}: {exc}")

@@ -38,6 +38,8 @@ class NemesisSpec(_Strict):
     faults: list[str] = Field(default_factory=list, description="fault names; one at a time, picked at random")
     interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and between faults")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per fault name, checked by the fault")
+    may_find_no_target: bool = Field(False, description="a run whose faults all found nothing to hit still counts "
+                                                        "(suites otherwise call it undecided)")
 
 
 class Scenario(_Strict):

@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.fabric.material import SYSTEM_CHANNEL
 from clusters.health import admin_client
+from harness.nemesis_api import NoTarget
 from workloads.kafka_txn import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
 Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "txn-coordinator", "group-coordinator"]
@@ -23,10 +24,6 @@ Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "txn-
 COORDINATION_TOPICS = {"txn-coordinator": "__transaction_state", "group-coordinator": "__consumer_offsets"}
 ROLES = ("zookeeper", "controller", "kafka", "osn")
 Role = Literal["zookeeper", "controller", "kafka", "osn"]
-
-
-class NoTarget(RuntimeError):
-    """Live state names no node to hit (no topic yet, no leader, no controller)."""
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from harness.runner import Runner
 from harness.scenario import parse_scenario
 from harness.nemesis_api import register_fault
 from harness.workload import Workload, register_workload
+from tests.harness import failing_fault  # noqa: F401  registers always-fails
 
 BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,
         "op_timeout": 2, "seed": 9, "workloads": [{"name": "noop"}], "nemesis": {"faults": ["noop"], "interval": 0.1}}
@@ -70,7 +71,7 @@ def test_every_invoke_gets_exactly_one_completion_from_its_process(noop_run):
     _, result, history = noop_run
     done = pairs(history)
     assert done and all(c["type"] == OK and c["f"] == i["f"] for i, c in done)
-    assert result.counts["ok"] == len(done) and result.exit_code == 0
+    assert result.counts["ok"] == len(done) and result.exit_code == 4  # not checked: never 0
 
 
 def test_faults_are_recorded_as_nemesis_info_ops(noop_run):
@@ -203,15 +204,42 @@ def test_checkers_and_report_run_after_the_history_is_complete(tmp_path, fake_pl
     assert result.report == result.run_dir / "report.html"
 
 
-def test_a_failing_checker_is_one_note_and_keeps_the_history(tmp_path, fake_plugins, monkeypatch):
+def test_a_check_that_crashes_makes_the_run_unknown_exit_3_and_keeps_the_history(tmp_path, fake_plugins,
+                                                                                   monkeypatch):
     def broken(*args, **kwargs):
         raise RuntimeError("spark fell over")
 
     monkeypatch.setattr(sys.modules["checkers.check"], "check_run", broken)
     _, result = run(tmp_path, check=True)
-    assert result.notes == ["check failed: RuntimeError: spark fell over"]
-    assert result.valid is None and result.exit_code == 0
+    assert result.check_error == "RuntimeError: spark fell over"
+    assert result.valid is None and result.verdict == "unknown" and result.exit_code == 3
+    assert json.loads((result.run_dir / "run.json").read_text())["check"] == {"error": "RuntimeError: spark fell over"}
+    assert not (result.run_dir / "results.json").exists()
     pairs(read_history(result.history))
+
+
+def test_a_run_told_not_to_check_exits_4_never_0(tmp_path):
+    _, result = run(tmp_path, check=False)
+    assert not result.checked and result.valid is None and result.exit_code == 4
+
+
+def _outcomes(history):
+    return [op.get("outcome") for op in history if op["process"] == "nemesis" and "outcome" in op]
+
+
+def test_each_fault_request_records_its_outcome(noop_run):
+    _, _, history = noop_run
+    outcomes = _outcomes(history)
+    assert outcomes and set(outcomes) <= {"took-effect", "undone"} and "took-effect" in outcomes
+
+
+def test_a_fault_that_fails_or_finds_no_target_is_recorded_as_such(tmp_path):
+    _, result = run(tmp_path, nemesis={"faults": ["always-fails"], "interval": 0.1})
+    assert set(_outcomes(read_history(result.history))) == {"failed", "undone"}
+    _, result = run(tmp_path, nemesis={"faults": ["always-fails"], "interval": 0.1,
+                                       "options": {"always-fails": {"no_target": True}}})
+    failed = [op for op in read_history(result.history) if op.get("outcome") == "no-target"]
+    assert failed and failed[0]["error"] == "NoTarget: nothing to hit" and failed[0]["fault"] == "always-fails"
 
 
 def test_two_runs_in_the_same_second_get_their_own_directories(tmp_path):

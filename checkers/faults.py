@@ -1,0 +1,132 @@
+"""Whether the faults of a run happened: the outcome of every fault request, from the history.
+
+A verdict says what the clients saw; it says nothing of whether the faults it was meant to
+be seen under took place. A `valid` run whose every kill failed proves nothing about kills,
+so the outcomes are a fact of the run in their own right, judged beside the anomalies
+(results.json "faults", the report's fault table, the suites' `undecided`).
+
+ordeal's runner marks each nemesis op it records for a request of the fault schedule with
+an `outcome`: a start `took-effect`, `failed` (the fault raised) or found `no-target` (live
+state named nothing to hit: no leader, no coordinator yet); a stop (or a heal) `undone` or
+`undo-failed`. A history without outcomes (older ordeal, another harness) says nothing
+either way: "recorded" is false and "took_effect" null.
+
+The nemesis ops are found by scanning the file's bytes for the word "nemesis" and reading
+only those lines: a few hundred lines in a history of millions, at about the speed of
+reading the file.
+"""
+from __future__ import annotations
+
+import json
+import mmap
+from pathlib import Path
+from typing import Any
+
+NEMESIS = "nemesis"
+OUTCOME = "outcome"
+# What a start did, and what a stop or heal did.
+TOOK_EFFECT, FAILED, NO_TARGET = "took-effect", "failed", "no-target"
+UNDONE, UNDO_FAILED = "undone", "undo-failed"
+START_OUTCOMES = (TOOK_EFFECT, FAILED, NO_TARGET)
+OUTCOMES = (*START_OUTCOMES, UNDONE, UNDO_FAILED)
+MAX_FAILURES = 20
+_WORD = json.dumps(NEMESIS).encode()
+
+
+def nemesis_ops(path: Path) -> list[dict[str, Any]]:
+    """The nemesis ops of the history at `path`, in file order (lines that are not JSON
+    objects of process "nemesis" are left to the history's own reader to judge)."""
+    found: list[dict[str, Any]] = []
+    with open(path, "rb") as f:
+        try:
+            data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except ValueError:  # an empty file cannot be mapped
+            return found
+        with data:
+            at = data.find(_WORD)
+            while at != -1:
+                start = data.rfind(b"\n", 0, at) + 1
+                end = data.find(b"\n", at)
+                end = len(data) if end == -1 else end
+                try:
+                    op = json.loads(data[start:end])
+                except (ValueError, RecursionError):
+                    op = None
+                if isinstance(op, dict) and op.get("process") == NEMESIS:
+                    found.append(op)
+                at = data.find(_WORD, end)
+    return found
+
+
+def fault_outcomes(ops: list[dict[str, Any]]) -> dict[str, Any]:
+    """The faults part of results.json, from a history's nemesis ops.
+
+    by_fault: per fault of the scenario (the op's top-level `fault`), how many requests
+    ended in each outcome; took_effect: whether any start took effect (null where nothing
+    was recorded: no fault ran, or the history records no outcomes); failures: the first
+    failed, target-less or failed-undo requests with their index and error."""
+    by_fault: dict[str, dict[str, int]] = {}
+    failures: list[dict[str, Any]] = []
+    failed = 0
+    for op in ops:
+        outcome = op.get(OUTCOME)
+        if outcome not in OUTCOMES:
+            continue
+        fault = str(op.get("fault") or _value_fault(op) or "?")
+        counts = by_fault.setdefault(fault, {name: 0 for name in OUTCOMES})
+        counts[outcome] += 1
+        if outcome in (FAILED, NO_TARGET, UNDO_FAILED):
+            failed += 1
+            if len(failures) < MAX_FAILURES:
+                failures.append({"index": op.get("index"), "time": op.get("time"), "fault": fault,
+                                 "outcome": outcome, "error": str(op.get("error") or "")})
+    starts = {name: sum(c[o] for o in START_OUTCOMES) for name, c in by_fault.items()}
+    return {
+        "recorded": bool(by_fault),
+        "took_effect": any(c[TOOK_EFFECT] for c in by_fault.values()) if any(starts.values()) else None,
+        "by_fault": {name: {"starts": starts[name], **counts} for name, counts in sorted(by_fault.items())},
+        "failures": failures,
+        "more_failures": failed - len(failures),
+    }
+
+
+def history_fault_outcomes(path: Path) -> dict[str, Any]:
+    """fault_outcomes of the history file at `path`."""
+    return fault_outcomes(nemesis_ops(Path(path)))
+
+
+def _value_fault(op: dict[str, Any]) -> Any:
+    value = op.get("value")
+    return value.get("fault") if isinstance(value, dict) else None
+
+
+def failure_summary(faults: Any, limit: int = 3) -> str:
+    """The first failures of results.json's faults in one line, for a CLI or a suite table."""
+    if not isinstance(faults, dict):
+        return "no fault outcomes recorded"
+    failures = [f for f in faults.get("failures") or [] if isinstance(f, dict)]
+    if not failures:
+        return "no start was made" if faults.get("took_effect") is None else "none failed"
+    shown = [f"#{f.get('index')} {f.get('fault')} {f.get('outcome')}: {f.get('error') or '?'}" for f in failures[:limit]]
+    more = len(failures) - limit + int(faults.get("more_failures") or 0)
+    return "; ".join(shown) + (f"; {more} more" if more > 0 else "")
+
+
+def faults_missed(fault_names: list[str], may_find_no_target: bool, faults: Any) -> str | None:
+    """Why a run cannot count as having been under the faults its scenario names, given
+    its results' "faults", or None when it can: no start took effect (every one failed or
+    found no target, or none was made). A scenario whose faults may legitimately find
+    nothing to hit (nemesis.may_find_no_target) is excused starts that found no target,
+    never failures. Suites call such a run undecided, whatever its verdict allowed."""
+    if not fault_names:
+        return None
+    if not isinstance(faults, dict) or "took_effect" not in faults:
+        return "no fault outcome recorded"
+    if faults["took_effect"] is True:
+        return None
+    if faults["took_effect"] is None:
+        return "no fault was started"
+    counts = [c for c in (faults.get("by_fault") or {}).values() if isinstance(c, dict)]
+    if may_find_no_target and not any(c.get(FAILED) for c in counts):
+        return None
+    return f"no fault took effect ({failure_summary(faults)})"
