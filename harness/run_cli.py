@@ -8,9 +8,9 @@ from pathlib import Path
 from harness.cli import UsageError
 
 EPILOG = """\
-exit status: 0 valid (or not checked), 1 anomalies found (valid false), 3 verdict unknown,
-2 bad scenario or usage, 128+N stopped by signal N (the faults are healed and the history
-flushed first).
+exit status: 0 valid, 1 anomalies found (valid false), 3 verdict unknown (also when the check
+failed or could not run: "check failed: ..."), 4 not checked (--no-check), 2 bad scenario or
+usage, 128+N stopped by signal N (the faults are healed and the history flushed first).
 
 The run directory is STORE/<scenario>/<UTC time>/ (STORE/latest points at it): run.json,
 scenario.json, history.jsonl, logs/, results.json, report.html."""
@@ -55,9 +55,15 @@ def _run(args: argparse.Namespace) -> int:
     c = result.counts
     print(f"{plan.scenario.name}: ok {c.get('ok', 0)}, fail {c.get('fail', 0)}, info {c.get('info', 0)}; "
           f"seed {plan.seed}; {result.run_dir}")
-    if result.valid is not None:
+    if not result.checked:
+        print(f"not checked (--no-check): `ordeal check {result.run_dir}` checks it")
+    elif result.check_error is not None:
+        print(f"check failed: {result.check_error}; verdict unknown (history in {result.history})")
+    else:
         print(f"valid: {str(result.valid).lower()} ({result.anomaly_summary()})"
               + (f"; report {result.report}" if result.report else ""))
+        if result.faults_missed:
+            print(f"faults: {result.faults_missed}")
     return result.exit_code
 
 
