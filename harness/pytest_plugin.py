@@ -84,10 +84,11 @@ def cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> Any:
 @pytest.fixture
 def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
                  tmp_path: Path) -> Callable[..., Any]:
-    """run_scenario(scenario, *, expect="valid", **overrides) -> harness.runner.RunResult.
+    """run_scenario(scenario, *, expect="valid", require_faults=True, **overrides) -> harness.runner.RunResult.
 
     `expect` is a variant expectation ("valid", "invalid", "invalid-possible"): the test
-    fails when the verdict is not one it allows, or when the run is undecided."""
+    fails when the verdict is not one it allows, or when the run is undecided: unknown,
+    the check failed, or (with `require_faults`) no fault of the scenario took effect."""
     from clusters.variant import meets
     from harness.plan import prepare
     from harness.runner import Runner
@@ -97,7 +98,7 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
     store_dir = config.rootpath / "store" if config.getoption("--keep-store") else tmp_path / "store"
 
     def run(scenario: str | Path | dict[str, Any], *, check: bool = True, expect: str = "valid",
-            **overrides: Any) -> Any:
+            require_faults: bool = True, **overrides: Any) -> Any:
         overrides.setdefault("duration", config.getoption("--duration"))
         overrides.setdefault("variant", config.getoption("--variant"))
         try:
@@ -117,10 +118,15 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
         if result.signal:
             pytest.exit(f"{plan.scenario.name}: stopped by signal {result.signal}; faults healed, "
                         f"history in {result.history}", returncode=128 + result.signal)
+        where = f"{plan.scenario.name} on {plan.variant.name if plan.variant else 'no cluster'}"
+        if check and result.check_error is not None:
+            pytest.fail(f"{where}: check failed: {result.check_error}; history: {result.history}", pytrace=False)
         if check and not meets(expect, result.verdict):
-            pytest.fail(f"{plan.scenario.name} on {plan.variant.name if plan.variant else 'no cluster'}: "
-                        f"valid {str(result.valid).lower()} where {expect} is expected: "
+            pytest.fail(f"{where}: valid {str(result.valid).lower()} where {expect} is expected: "
                         f"{result.anomaly_summary()}; report: {result.report or result.run_dir}", pytrace=False)
+        if check and require_faults and result.faults_missed:
+            pytest.fail(f"{where}: undecided: {result.faults_missed}; report: {result.report or result.run_dir}",
+                        pytrace=False)
         return result
 
     return run

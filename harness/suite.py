@@ -76,15 +76,26 @@ class Outcome:
     seconds: float = 0.0
     skipped: str = ""  # why the cell was not run
     error: str = ""  # why the run did not produce a verdict
+    faults_missed: str = ""  # why the run cannot count as under its scenario's faults (checkers.faults)
 
     @property
     def met(self) -> bool | None:
-        """True / False for a decided run; None when skipped, failed or undecided."""
+        """True / False for a decided run; None when skipped, failed or undecided. A verdict
+        the variant allows is undecided when no fault of the scenario took effect: the run
+        says nothing about the faults it was for (a verdict it forbids stays UNEXPECTED)."""
         from clusters.variant import meets
 
         if self.verdict is None:
             return None
-        return meets(self.expected, self.verdict)
+        met = meets(self.expected, self.verdict)
+        return None if met and self.faults_missed else met
+
+    @property
+    def fault_note(self) -> str:
+        """Whether the faults took effect, as the suite's lines and table say it."""
+        if self.verdict is None:
+            return ""
+        return f"faults: {self.faults_missed}" if self.faults_missed else "faults took effect"
 
     @property
     def status(self) -> str:
@@ -238,17 +249,21 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                 outcome.error = f"stopped by signal {run.signal}"
             elif run.valid is None:
                 outcome.error = "not checked: " + ("; ".join(run.notes) or "the checkers did not run")
+            elif run.check_error is not None:
+                outcome.error = f"check failed: {run.check_error}"
             else:
                 outcome.verdict, outcome.anomalies = run.verdict, run.anomaly_summary()
+                outcome.faults_missed = run.faults_missed or ""
             if outcome.verdict == "invalid" and plan.needs_cluster:
                 # A cluster that lost data (a truncated partition, a Fabric chain whose
                 # offset is gone) is no clean start: the variant's next run boots a fresh one.
                 pool.release(cell.variant)
                 booted.discard(cell.variant)
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
-                f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}; "
-                f"{outcome.seconds:.0f} s; {run.run_dir}")
-            if outcome.met is False:
+                f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}"
+                + (f"; {outcome.fault_note}" if outcome.fault_note else "")
+                + f"; {outcome.seconds:.0f} s; {run.run_dir}")
+            if outcome.met is not True:
                 for line in fault_lines(run.run_dir / "history.jsonl"):
                     say(line)
     finally:
@@ -295,6 +310,7 @@ def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:
         "exit_code": result.exit_code,
         "outcomes": [{"variant": o.cell.variant, "scenario": o.cell.scenario, "round": o.cell.round,
                       "expected": o.expected, "verdict": o.verdict, "status": o.status, "anomalies": o.anomalies,
+                      "faults_missed": o.faults_missed or None,
                       "seconds": round(o.seconds, 1), "skipped": o.skipped, "error": o.error,
                       "run_dir": str(o.run_dir) if o.run_dir else None} for o in result.outcomes],
     })

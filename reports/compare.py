@@ -130,8 +130,8 @@ def write_compare(paths: list[Path], out: Path) -> tuple[Path, Matrix]:
 
 def cell_text(runs: list[RunSummary]) -> str:
     """One cell as a line: verdicts (with tallies when several runs), anomaly counts summed
-    over the runs with how many runs had each, and UNEXPECTED where a verdict breaks the
-    variant's promise."""
+    over the runs with how many runs had each, UNEXPECTED where a verdict breaks the
+    variant's promise, and NO-FAULT where no fault of the scenario took effect (undecided)."""
     if not runs:
         return "-"
     tally = {v: sum(1 for r in runs if r.verdict == v) for v in VERDICT_RANK}
@@ -143,7 +143,9 @@ def cell_text(runs: list[RunSummary]) -> str:
     found = ", ".join(f"{name} {sum(c)}" + (f" in {len(c)}/{len(runs)}" if len(runs) > 1 else "")
                       for name, c in counts.items())
     unexpected = sum(1 for r in runs if r.files.as_expected is False)
-    return verdicts + (f" ({found})" if found else "") + (f" UNEXPECTED x{unexpected}" if unexpected else "")
+    missed = sum(1 for r in runs if r.files.faults_missed)
+    return (verdicts + (f" ({found})" if found else "") + (f" UNEXPECTED x{unexpected}" if unexpected else "")
+            + (f" NO-FAULT x{missed}" if missed else ""))
 
 
 def matrix_text(matrix: Matrix) -> str:

@@ -13,6 +13,10 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Callable
 
+from checkers.faults import FAILED, NO_TARGET, OUTCOME, UNDO_FAILED
+
+# Outcomes of requests that did nothing known (checkers.faults): they open and close nothing.
+NOTHING_DONE = (FAILED, NO_TARGET, UNDO_FAILED)
 OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal",
            "crash": "start", "disk-loss": "heal"}
 CRASH = "crash"
@@ -125,6 +129,8 @@ class FaultTracker:
     def feed(self, op: dict[str, Any]) -> None:
         if op.get("type") == "invoke":
             return  # the info completion carries what was done
+        if op.get(OUTCOME) in NOTHING_DONE:
+            return  # a request that failed or found no target: it opened and closed nothing known
         f = str(op.get("f"))
         raw = op.get("time")
         t = int(raw) if isinstance(raw, (int, float)) and not isinstance(raw, bool) and raw == raw else 0

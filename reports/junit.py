@@ -72,8 +72,9 @@ def write_junit(run_dir: Path) -> Path:
 
 def write_suite_junit(suite_dir: Path, name: str, outcomes: list) -> Path:
     """suite_dir/junit.xml: one test case per run of a suite (harness.suite.Outcome), failing
-    when its verdict is not one the variant expects, erroring when the run did not happen,
-    skipped when the budget had no room for it."""
+    when its verdict is not one the variant expects or is undecided (unknown, or no fault
+    took effect), erroring when the run did not happen, skipped when the budget had no room
+    for it."""
     suite_name = f"ordeal.suite.{name}"
     suite = ET.Element("testsuite", name=suite_name)
     tally = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
@@ -90,8 +91,12 @@ def write_suite_junit(suite_dir: Path, name: str, outcomes: list) -> Path:
             ET.SubElement(case, "error", message=o.error + where)
         elif o.met is not True:
             tally["failures"] += 1
-            ET.SubElement(case, "failure", type="expectation",
-                          message=f"verdict {o.verdict} where {o.expected} is expected ({o.anomalies}){where}")
+            if o.met is None:  # a verdict the variant allows, reached with no fault taking effect
+                ET.SubElement(case, "failure", type="undecided",
+                              message=f"undecided: verdict {o.verdict}, but {o.fault_note}{where}")
+            else:
+                ET.SubElement(case, "failure", type="expectation",
+                              message=f"verdict {o.verdict} where {o.expected} is expected ({o.anomalies}){where}")
     for key, n in tally.items():
         suite.set(key, str(n))
     tree = ET.ElementTree(suite)

@@ -215,6 +215,8 @@ def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
     allowed = [f"{t.name} ({t.count})" for t in tiles if t.count and not t.fails]
     tail = f"; allowed by this configuration: {', '.join(allowed)}" if allowed else ""
     crashes = _crashes(files)
+    if verdict == "valid" and files.faults_missed:
+        return f"No lost, reordered or forked data, but {files.faults_missed}: this run proves nothing about its faults."
     if verdict == "valid":
         return ("No lost, reordered or forked data under these faults" + tail + ".") if not bad else (
             "Valid, though the checkers reported: " + ", ".join(bad) + tail + ".")

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from checkers.faults import faults_missed
 from checkers.verdict import KAFKA, NODES, ORDERING, fails
 from clusters.variant import meets
 
@@ -182,10 +183,29 @@ class RunFiles:
 
     @property
     def as_expected(self) -> bool | None:
-        """Whether the verdict is one the variant allows under this scenario; None when either is unknown."""
+        """Whether the verdict is one the variant allows under this scenario; None when either
+        is unknown, or when an allowed verdict was reached without any fault taking effect
+        (undecided: the run says nothing of the faults it was for)."""
         if self.expectation is None:
             return None
-        return meets(self.expectation, self.verdict)
+        met = meets(self.expectation, self.verdict)
+        return None if met and self.faults_missed else met
+
+    @property
+    def faults(self) -> dict[str, Any]:
+        """results.json's "faults" (checkers.faults): each fault's outcomes and failures."""
+        f = self.results.get("faults")
+        return f if isinstance(f, dict) else {}
+
+    @property
+    def faults_missed(self) -> str | None:
+        """Why this run cannot count as under its scenario's faults (none took effect), or
+        None; None also when run.json does not say which faults the scenario named."""
+        nemesis = self.scenario.get("nemesis")
+        if not isinstance(nemesis, dict) or not isinstance(nemesis.get("faults"), list) or not self.results:
+            return None
+        return faults_missed([str(f) for f in nemesis["faults"]], nemesis.get("may_find_no_target") is True,
+                             self.results.get("faults"))
 
     @property
     def idempotent(self) -> bool:

@@ -16,6 +16,7 @@ import pytest
 from clusters.variant import VARIANTS_DIR
 from harness.scenario import SCENARIOS_DIR
 from harness.suite import Budget, Cell, SuiteError, cells, fault_lines, load_suite, run_suite
+from tests.harness import failing_fault
 
 
 def write_suite(tmp_path: Path, body: str) -> Path:
@@ -144,6 +145,57 @@ duration = 1
     assert result.exit_code == 1
     failure = ET.parse(result.suite_dir / "junit.xml").getroot().find("testcase/failure")
     assert "verdict valid where invalid is expected" in failure.get("message")
+
+
+def _failing_scenario(tmp_path: Path, **nemesis: object) -> Path:
+    """The noop scenario named `mixed`, whose fault never takes effect."""
+    scenario = tmp_path / "mixed.toml"
+    text = (SCENARIOS_DIR / "noop.toml").read_text().replace('faults = ["noop"]', f'faults = ["{failing_fault.NAME}"]')
+    extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in nemesis.items() if not isinstance(v, dict))
+    for k, v in nemesis.items():
+        if isinstance(v, dict):
+            extra += f"\n[nemesis.{k}.{failing_fault.NAME}]\n" + "".join(f"{a} = {json.dumps(b)}\n" for a, b in v.items())
+    scenario.write_text(text.replace("interval = 0.5", "interval = 0.5\n" + extra, 1) if extra else text)
+    return scenario
+
+
+def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(tmp_path):
+    spec = load_suite(str(write_suite(tmp_path, f"""
+budget = 600
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["{_failing_scenario(tmp_path)}"]
+duration = 1.5
+""")))
+    lines: list[str] = []
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
+    (o,) = result.outcomes
+    assert (o.verdict, o.expected, o.status) == ("valid", "valid", "undecided"), lines
+    assert "no fault took effect" in o.faults_missed and "iptables is gone" in o.faults_missed
+    assert "faults: no fault took effect" in lines[0] and lines[1].startswith("    faults"), lines
+    assert result.exit_code == 1
+    record = json.loads((result.suite_dir / "suite.json").read_text())
+    assert record["outcomes"][0]["status"] == "undecided" and "iptables is gone" in record["outcomes"][0]["faults_missed"]
+    failure = ET.parse(result.suite_dir / "junit.xml").getroot().find("testcase/failure")
+    assert failure.get("type") == "undecided" and "no fault took effect" in failure.get("message")
+    assert "undecided:" in result.compare.read_text()
+    report = (o.run_dir / "report.html").read_text()
+    assert "What each fault request did" in report and "iptables is gone" in report
+    assert "Undecided: no fault took effect" in report and "proves nothing about its faults" in report
+
+
+def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(tmp_path):
+    scenario = _failing_scenario(tmp_path, may_find_no_target=True, options={"no_target": True})
+    spec = load_suite(str(write_suite(tmp_path, f"""
+budget = 600
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["{scenario}"]
+duration = 1.5
+""")))
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
+    (o,) = result.outcomes
+    assert o.status == "as expected" and not o.faults_missed and result.exit_code == 0
 
 
 def test_runs_that_do_not_fit_the_budget_are_skipped_and_fail_the_suite(tmp_path):
