@@ -14,6 +14,7 @@ from harness.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Pha
                                clients, derive_rng, nemesis, once)
 from harness.discovery import import_failures
 from harness.nemesis_api import Nemesis, fault_factory, fault_names
+from harness.random_schedule import RandomSchedule, Request, plan_schedule
 from harness.scenario import Scenario, ScenarioError
 from harness.validation_message import one_line
 from harness.workload import Workload, workload_factory, workload_names
@@ -44,6 +45,15 @@ class Plan:
         s = self.scenario
         return s.duration + s.recovery_wait + s.final_read_time_limit
 
+    def fault_plan(self) -> list[Request]:
+        """The random schedule's requests, a function of the seed alone (empty for one-at-a-time)."""
+        n = self.scenario.nemesis
+        if n.schedule != "random":
+            return []
+        return plan_schedule(n.faults, derive_rng(self.seed, "faults"), duration=self.scenario.duration,
+                             interval=n.interval, period=n.period, quiet=n.quiet, families=n.families,
+                             max_active=n.max_active)
+
     def generator(self) -> Phases:
         """main (workload ops at the target rate + the fault schedule, for `duration`) ->
         heal -> recovery wait -> final reads (for at most `final_read_time_limit`)."""
@@ -54,7 +64,11 @@ class Plan:
         ops: Generator = Mix(sources, derive_rng(seed, "mix"), weights)
         if s.rate > 0:
             ops = Stagger(s.rate, ops, derive_rng(seed, "stagger"))
-        faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"))
+        faults: Generator
+        if s.nemesis.schedule == "random":
+            faults = RandomSchedule(self.fault_plan())
+        else:
+            faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"))
         finals = [Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
         return Phases(
             ("main", TimeLimit(s.duration, AnyOf(clients(ops), nemesis(faults)))),
@@ -113,6 +127,11 @@ def prepare(scenario: Scenario, source: str) -> Plan:
         except ValueError as exc:
             raise ScenarioError(f"scenario {source}: nemesis.options.{name}: {exc}") from None
 
+    if scenario.nemesis.schedule == "random":
+        mixes = [name for name in nemeses if isinstance(getattr(nemeses[name], "parts", None), dict)]
+        if mixes:
+            raise ScenarioError(f"scenario {source}: nemesis.faults: {mixes[0]} is a mix of its own; "
+                                "a random schedule draws the faults themselves")
     if variant is not None:
         for i, (name, fault) in enumerate(nemeses.items()):
             missing = sorted(r for r in getattr(fault, "roles", lambda: set())() if not variant.has_role(r))

@@ -6,7 +6,7 @@ turns into exit 2.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -35,8 +35,16 @@ class WorkloadSpec(_Strict):
 
 
 class NemesisSpec(_Strict):
-    faults: list[str] = Field(default_factory=list, description="fault names; one at a time, picked at random")
-    interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and between faults")
+    faults: list[str] = Field(default_factory=list, description="fault names, picked at random (as the schedule says)")
+    schedule: Literal["one-at-a-time", "random"] = Field(
+        "one-at-a-time", description="one-at-a-time: start a fault, stop it, start the next; random: faults that "
+                                     "overlap, drawn anew each period, with quiet between (harness.random_schedule)")
+    interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and "
+                                                            "between faults (random: between requests, on average)")
+    period: float = Field(30.0, gt=0, le=DAY, description="random: seconds each draw of faults lasts")
+    quiet: float = Field(10.0, ge=0, le=DAY, description="random: seconds with no fault after each period")
+    families: int = Field(2, ge=1, le=100, description="random: faults drawn for each period")
+    max_active: int = Field(2, ge=1, le=100, description="random: faults active at once, at most")
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per fault name, checked by the fault")
     may_find_no_target: bool = Field(False, description="a run whose faults all found nothing to hit still counts "
                                                         "(suites otherwise call it undecided)")

@@ -26,7 +26,7 @@ from harness.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
-from nemesis.targets import TargetSpec, resolve, roles_hit
+from nemesis.targets import ROLE_PICKS, TargetSpec, resolve, roles_hit
 
 POLL = 0.5
 
@@ -43,7 +43,7 @@ class FencingOptions(BaseModel):
     @field_validator("target")
     @classmethod
     def _a_broker(cls, target: TargetSpec) -> TargetSpec:
-        if target.pick in ("random", "all") and target.role != "kafka" or target.pick == "controller":
+        if target.pick in ROLE_PICKS and target.role != "kafka" or target.pick == "controller":
             raise ValueError("the target must be a broker (role kafka, or a partition's leader / isr / follower)")
         return target
 

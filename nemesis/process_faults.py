@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from harness.nemesis_api import register_fault
 from harness.op import Op
 from nemesis.fault import Fault, op
-from nemesis.targets import TargetSpec, resolve, roles_hit
+from nemesis.targets import ROLE_PICKS, TargetSpec, resolve, roles_hit
 
 Action = Literal["kill", "pause"]
 UNDO = {"kill": "start", "pause": "resume"}
@@ -78,7 +78,7 @@ class ProcessNemesis(Fault):
     def heal_all(self) -> list[Op]:
         target = self.options.target
         # "controller" is a broker in ZooKeeper mode and a controller node in KRaft.
-        roles = {target.role} if target.pick in ("random", "all") else \
+        roles = {target.role} if target.pick in ROLE_PICKS else \
             {"kafka", "controller"} if target.pick == "controller" else {"kafka"}
         names = sorted({n.name for role in roles for n in self.cluster.by_role(role)} | set(self.touched))
         done = self._undo(names)
@@ -104,6 +104,13 @@ register_fault("kill-zookeeper", _factory("kill-zookeeper", "kill", role="zookee
 register_fault("pause-zookeeper", _factory("pause-zookeeper", "pause", role="zookeeper"))
 register_fault("kill-kraft-controller", _factory("kill-kraft-controller", "kill", role="controller"))
 register_fault("pause-kraft-controller", _factory("pause-kraft-controller", "pause", role="controller"))
+# Compound process faults, for random schedules (harness.random_schedule): every broker killed
+# and then started together, a majority paused, a minority killed or paused.
+register_fault("kill-all-brokers", _factory("kill-all-brokers", "kill", role="kafka", pick="all"))
+register_fault("pause-all-brokers", _factory("pause-all-brokers", "pause", role="kafka", pick="all"))
+register_fault("pause-majority", _factory("pause-majority", "pause", role="kafka", pick="majority"))
+register_fault("kill-minority", _factory("kill-minority", "kill", role="kafka", pick="minority"))
+register_fault("pause-minority", _factory("pause-minority", "pause", role="kafka", pick="minority"))
 # Transactions (issue 17): the broker coordinating a kafka-txn producer's transactional.id (the
 # leader of its __transaction_state partition), or its consumers' group (of __consumer_offsets).
 for _action in ("kill", "pause"):

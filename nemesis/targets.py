@@ -18,11 +18,14 @@ from clusters.health import admin_client
 from harness.nemesis_api import NoTarget
 from workloads.kafka_txn import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
-Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "txn-coordinator", "group-coordinator"]
+Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "minority", "majority",
+               "txn-coordinator", "group-coordinator"]
 # Internal topics whose partition leaders coordinate: a txn's (its transactional.id's) and a
 # consumer group's.
 COORDINATION_TOPICS = {"txn-coordinator": "__transaction_state", "group-coordinator": "__consumer_offsets"}
 ROLES = ("zookeeper", "controller", "kafka", "osn")
+# Picks among the nodes of the spec's role (the others read a partition's or the cluster's state).
+ROLE_PICKS = ("random", "all", "minority", "majority")
 Role = Literal["zookeeper", "controller", "kafka", "osn"]
 
 
@@ -98,7 +101,7 @@ def coordinator(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[str
 
 def roles_hit(spec: TargetSpec) -> set[str]:
     """The node roles `spec` can designate: what a variant must have for it to run."""
-    if spec.pick in ("random", "all"):
+    if spec.pick in ROLE_PICKS:
         return {spec.role}
     if spec.pick == "controller":
         return set()  # the controller broker, or KRaft's active controller: every variant has one
@@ -264,12 +267,18 @@ def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[st
         if not pool:
             raise NoTarget(f"{topic}/{part} has no {spec.pick} to pick")
         return sorted(rng.sample(pool, min(spec.count, len(pool)))), detail
-    live = [n.name for n in cluster.by_role(spec.role) if n.alive()]
+    every = cluster.by_role(spec.role)
+    live = [n.name for n in every if n.alive()]
     if spec.pick == "all":
         return live, detail
     if not live:
         raise NoTarget(f"no live {spec.role} node")
-    return sorted(rng.sample(live, min(spec.count, len(live)))), detail
+    count = spec.count
+    if spec.pick in ("minority", "majority"):
+        # Of all the role's nodes, as Jepsen counts them (3 brokers: 1 and 2; 4: 1 and 3),
+        # taken among the live ones.
+        count = max(1, (len(every) - 1) // 2) if spec.pick == "minority" else len(every) // 2 + 1
+    return sorted(rng.sample(live, min(count, len(live)))), detail
 
 
 def elect_unclean(cluster: Any, partitions: list[tuple[str, int]], timeout: float = 15.0) -> dict[str, str]:
