@@ -16,6 +16,7 @@ COMMAND_MODULES = (
     "reports.cli",  # report, compare
     "clusters.cli",  # cluster up/status/down, images, clean
     "harness.suite_cli",  # suite
+    "harness.hunt_cli",  # hunt
     "harness.conformance_cli",  # conformance
 )
 
