@@ -1,8 +1,11 @@
 """Variants are validated completely before anything boots."""
 from __future__ import annotations
 
+import os
+import socket
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -134,16 +137,27 @@ def test_invalid_variant_is_refused_naming_the_setting(case: str, tmp_path: Path
 
 @pytest.mark.parametrize("case", sorted(INVALID))
 def test_cluster_up_refuses_invalid_variant_with_exit_2_and_starts_nothing(case: str, tmp_path: Path) -> None:
+    """Nothing can be started without a word to the Docker engine: the child's engine is a
+    socket of the test's that counts who connects, and no one may."""
     text, setting = INVALID[case]
     path = tmp_path / f"{case}.toml"
     path.write_text(text)
-    before = _labelled_count()
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "up", "--variant", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    with EngineThatCounts(tmp_path / "engine.sock") as engine:
+        proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "up", "--variant", str(path)],
+                              capture_output=True, text=True, timeout=60,
+                              env=dict(os.environ, DOCKER_HOST=f"unix://{engine.path}"))
     assert proc.returncode == 2
     lines = proc.stderr.strip().splitlines()
     assert len(lines) == 1 and setting in lines[0], proc.stderr
-    assert _labelled_count() == before
+    assert engine.connections == 0, "the refused variant's command reached the Docker engine"
+
+
+def test_the_engine_that_counts_counts_a_docker_client(tmp_path: Path) -> None:
+    """The control for the test above: a client of the engine at that socket is counted."""
+    with EngineThatCounts(tmp_path / "engine.sock") as engine:
+        proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "status"], capture_output=True,
+                              text=True, timeout=60, env=dict(os.environ, DOCKER_HOST=f"unix://{engine.path}"))
+    assert proc.returncode != 0 and engine.connections >= 1, (proc.returncode, engine.connections, proc.stderr)
 
 
 def test_unknown_variant_name_lists_the_known_ones() -> None:
@@ -151,12 +165,36 @@ def test_unknown_variant_name_lists_the_known_ones() -> None:
         load_variant("no-such-variant")
 
 
-def _labelled_count() -> int:
-    try:
-        import docker
+class EngineThatCounts:
+    """A unix socket standing in for the Docker engine: it counts the connections made to
+    it and closes each at once (a client sees an engine that does not answer)."""
 
-        from tests.clusters.conftest import labelled_objects
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.connections = 0
+        self._server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._server.bind(str(path))
+        self._server.listen(16)
+        self._server.settimeout(0.05)
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
 
-        return len(labelled_objects(docker.from_env(timeout=30)))
-    except Exception:
-        return -1
+    def _accept(self) -> None:
+        while True:
+            try:
+                conn, _ = self._server.accept()
+            except TimeoutError:  # none waiting: after the child is done, every one it made was counted
+                if self._done.is_set():
+                    return
+                continue
+            self.connections += 1
+            conn.close()
+
+    def __enter__(self) -> "EngineThatCounts":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._done.set()
+        self._thread.join()
+        self._server.close()
