@@ -6,6 +6,9 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+import pytest
 
 from harness.history import read_history
 
@@ -119,11 +122,79 @@ def test_sigterm_during_a_scenario_heals_and_exits_pytest_with_143(tmp_path):
     child = subprocess.Popen([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--keep-store",
                               str(tmp_path / "test_long.py")], cwd=tmp_path, stdout=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
-    while not list(tmp_path.glob("store/noop/*/history.jsonl")) and time.monotonic() < deadline:
+    while not any(op["process"] == "nemesis" and op["f"] == "noop" for op in flushed_ops(tmp_path)):
+        if child.poll() is not None or time.monotonic() > deadline:
+            child.kill()
+            pytest.fail(f"the scenario recorded no fault within 60 s (pytest exited {child.returncode})")
         time.sleep(0.05)
-    time.sleep(1.0)
-    child.send_signal(signal.SIGTERM)
+    child.send_signal(signal.SIGTERM)  # mid-run: its workers and its nemesis are at work
     out, _ = child.communicate(timeout=60)
     assert child.returncode == 143, out
     history = list(read_history(next(tmp_path.glob("store/noop/*/history.jsonl"))))
     assert history[-1]["process"] == "nemesis" and history[-1]["f"] == "heal"
+
+
+def flushed_ops(root: Path) -> list[dict]:
+    """The whole lines of the scenario's history under root so far ([] before it exists)."""
+    found = list(root.glob("store/noop/*/history.jsonl"))
+    raw = found[0].read_bytes() if found else b""
+    return [json.loads(line) for line in raw[:raw.rfind(b"\n") + 1].splitlines()]
+
+
+OFFLINE_TIER = Path(__file__).resolve().parents[1] / "conftest.py"
+
+
+def test_a_test_not_marked_cluster_cannot_reach_docker_nor_give_its_children_an_engine(pytester, monkeypatch):
+    """tests/conftest.py: a test without the marker fails when it (or a fixture of any scope
+    it asks for) makes a Docker client, and its children see no engine; a test with the
+    marker, after it, has Docker's own client and the environment it was given."""
+    pytester.makeconftest(OFFLINE_TIER.read_text())
+    monkeypatch.delenv("DOCKER_HOST", raising=False)  # the child's DOCKER_HOST is its own
+    pytester.makepyfile("""
+        import os, subprocess, sys
+        import docker
+        import pytest
+
+        @pytest.fixture(scope="session")
+        def engine():
+            return docker.from_env()
+
+        def test_from_env():
+            docker.from_env()
+
+        def test_a_client_of_a_given_socket():
+            docker.DockerClient(base_url="unix:///var/run/docker.sock")
+
+        def test_a_session_fixture(engine):
+            pass
+
+        def test_a_child_process():
+            out = subprocess.run([sys.executable, "-c", "import os; print(os.environ['DOCKER_HOST'])"],
+                                 capture_output=True, text=True, check=True).stdout
+            assert out.strip() == "unix:///nonexistent/ordeal-offline-tier-not-marked-cluster.sock"
+
+        @pytest.mark.cluster
+        def test_marked():
+            assert docker.APIClient.__init__.__module__ == "docker.api.client"
+            assert docker.from_env == docker.DockerClient.from_env
+            assert "DOCKER_HOST" not in os.environ
+    """)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=2, errors=1)
+    for test in ("test_from_env", "test_a_client_of_a_given_socket", "test_a_session_fixture"):
+        result.stdout.fnmatch_lines([f"E * docker.errors.DockerException: *::{test} is not marked `cluster`, "
+                                     f"so it may not reach Docker*"])
+
+
+def test_a_test_marked_chaos_but_not_cluster_is_refused_at_collection(pytester):
+    pytester.makeconftest(OFFLINE_TIER.read_text())
+    pytester.makepyfile("""
+        import pytest
+
+        @pytest.mark.chaos
+        def test_a_fault():
+            pass
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*marked chaos but not cluster*::test_a_fault*"])

@@ -1,0 +1,60 @@
+"""The offline tier: a test not marked `cluster` cannot reach Docker.
+
+`pytest -m "not cluster"` is meant to run anywhere, quickly, and start no container. So for
+every test without the `cluster` marker, from its setup (fixtures of any scope it pulls in
+included) to its end, this process cannot construct a Docker client (docker.from_env,
+DockerClient, APIClient raise DockerException, the error an absent engine gives) and
+DOCKER_HOST points at a socket that does not exist, for the processes it starts. A test that
+would start a container without the marker fails with this module's message instead.
+A test marked `chaos` injects faults into a real cluster: it must be marked `cluster` too.
+"""
+from __future__ import annotations
+
+import pytest
+
+OFFLINE_DOCKER_HOST = "unix:///nonexistent/ordeal-offline-tier-not-marked-cluster.sock"
+_GUARD = pytest.StashKey[pytest.MonkeyPatch]()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [item.nodeid for item in items
+                if item.get_closest_marker("chaos") is not None and item.get_closest_marker("cluster") is None]
+    if unmarked:
+        more = f" and {len(unmarked) - 5} more" if len(unmarked) > 5 else ""
+        raise pytest.UsageError(f"marked chaos but not cluster (a chaos test needs the real cluster): "
+                                f"{', '.join(unmarked[:5])}{more}")
+
+
+def _cut_off_docker(guard: pytest.MonkeyPatch, nodeid: str) -> None:
+    import docker
+    from docker.errors import DockerException
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise DockerException(f"{nodeid} is not marked `cluster`, so it may not reach Docker "
+                              f"(tests/conftest.py): mark it `cluster` if it needs the engine")
+
+    guard.setattr(docker.APIClient, "__init__", refuse)
+    guard.setattr(docker.DockerClient, "__init__", refuse)
+    guard.setattr(docker.DockerClient, "from_env", classmethod(refuse))
+    guard.setattr(docker, "from_env", refuse)
+    guard.setenv("DOCKER_HOST", OFFLINE_DOCKER_HOST)
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item):
+    if item.get_closest_marker("cluster") is None:
+        item.stash[_GUARD] = guard = pytest.MonkeyPatch()
+        _cut_off_docker(guard, item.nodeid)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True, trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
+    # Lifted only after the teardown: a wider fixture an earlier cluster test set up that ends
+    # here (a module's cluster) tears down with the client it made then (Cluster.down does).
+    try:
+        return (yield)
+    finally:
+        guard = item.stash.get(_GUARD, None)
+        if guard is not None:
+            guard.undo()
