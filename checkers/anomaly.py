@@ -1,7 +1,7 @@
 """The shape every anomaly transform returns, so that all of them can be unioned.
 
 An anomaly row is (history, anomaly, evidence, example, order): which history of the
-batch it is of (checkers.history.HISTORY), the anomaly's name as in DESIGN.md, the sorted
+batch it is of (checkers.history.HISTORY), the anomaly's name as in docs/anomalies.md, the sorted
 history indices that prove it, a small JSON object explaining it, and a key that orders
 examples (the first evidence index).
 """

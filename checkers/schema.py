@@ -1,4 +1,4 @@
-"""The schemas of history format version 1 (DESIGN.md) as read (format 2's txn op adds
+"""The schemas of history format version 1 (docs/history-format.md) as read (format 2's txn op adds
 checkers.txn_schema), and of the flat tables
 the Parquet copy holds, each declared once, in Arrow; Spark's are derived from them.
 

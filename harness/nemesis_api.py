@@ -2,7 +2,7 @@
 
 A nemesis is a client whose ops are faults. The run's fault schedule sends it
 {"f": "start" | "stop", "fault": name}; it answers the nemesis op to record, in
-DESIGN.md's shape: {"f": "kill" | "start" | "pause" | "resume" | "partition" | "heal" |
+docs/history-format.md's shape: {"f": "kill" | "start" | "pause" | "resume" | "partition" | "heal" |
 "link-fault" | "config", "value": {...what was done, to which nodes...}}. The runner
 records it as process "nemesis", type "info", and flushes the history at once.
 

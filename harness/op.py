@@ -1,4 +1,4 @@
-"""Ops are plain data: one dict per history line (DESIGN.md, "History format, version 1").
+"""Ops are plain data: one dict per history line (docs/history-format.md, "Format 1").
 
 An op has `process`, `type`, `f`, `value` and, once recorded, `index` and `time`;
 `node` and `error` are optional. Invoke and completion share `process` and `f`; a client

@@ -1,7 +1,7 @@
 """Configuration fault: unclean.leader.election.enable switched at run time, on the topics
 and on the brokers, then read back.
 
-Kafka facts (DESIGN.md "Nemeses"): in ZooKeeper mode, setting it true on a topic makes the
+Kafka facts (docs/orderers.md, "Facts about Kafka"): in ZooKeeper mode, setting it true on a topic makes the
 controller elect an out-of-sync replica for a leaderless partition at once, without a
 restart; setting it back to false only affects later elections. A topic's own value wins
 over the brokers'; the brokers' value decides for topics without one (new topics too).
@@ -16,7 +16,7 @@ whichever broker it is. A broker that is down cannot be altered: the op says whi
 KRaft: the controllers elect, and they read a topic's value, the cluster-wide default and
 their own configuration, never a broker's per-node value; so only the topics are switched
 (the op's `nodes` is empty), and a partition that is already leaderless when the key turns
-true is elected explicitly (Admin electLeaders, UNCLEAN; DESIGN.md): the op's `elections`
+true is elected explicitly (Admin electLeaders, UNCLEAN; docs/orderers.md): the op's `elections`
 records which election was asked for each such partition and what Kafka answered.
 """
 from __future__ import annotations

@@ -20,7 +20,7 @@ NOTHING_DONE = (FAILED, NO_TARGET, UNDO_FAILED)
 OPENERS = {"kill": "start", "pause": "resume", "partition": "heal", "link-fault": "heal", "config": "heal",
            "crash": "start", "disk-loss": "heal"}
 CRASH = "crash"
-# A heal ends every network and configuration fault still open (DESIGN.md "Nemeses").
+# A heal ends every network and configuration fault still open (docs/history-format.md, "Nemesis ops").
 HEALED_BY_ANY_HEAL = {"partition", "link-fault", "config"}
 
 

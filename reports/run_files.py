@@ -151,7 +151,7 @@ class RunFiles:
 
     @property
     def anomalies(self) -> list[Anomaly]:
-        """Anomaly types ordered as DESIGN.md lists them, unknown names last."""
+        """Anomaly types ordered as checkers.verdict lists them, unknown names last."""
         raw = self.results.get("anomalies")
         if not isinstance(raw, dict):
             return []

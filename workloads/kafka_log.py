@@ -1,7 +1,7 @@
 """The kafka-log workload: unique integers sent to T topics x P partitions, read back by
 consumers that record every record they see, then drained by final reads.
 
-Ops (DESIGN.md, "History format, version 1"): send, assign, poll in the main phase,
+Ops (docs/history-format.md, "Format 1"): send, assign, poll in the main phase,
 one final-read per topic-partition after the heal. The checkers look for lost,
 duplicated and reordered writes in what these ops record, so a client records exactly
 what Kafka answered and answers `fail` only when nothing can have happened.

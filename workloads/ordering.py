@@ -1,6 +1,6 @@
 """The ordering workload: unique tx ids broadcast to random OSNs on every channel, Deliver
 followers reading each OSN's chain, and after the heal one Deliver of every block of every
-channel from every OSN (DESIGN.md: lost-tx, duplicate-tx, block-fork, broken-chain).
+channel from every OSN (docs/anomalies.md: lost-tx, duplicate-tx, block-fork, broken-chain).
 
 Broadcast answers are classified by what they say about the envelope: SUCCESS is an
 acknowledged write; BAD_REQUEST / NOT_FOUND / FORBIDDEN and a SERVICE_UNAVAILABLE that

@@ -29,7 +29,7 @@ RUN_JSON = {
 
 @dataclass
 class HistoryBuilder:
-    """Appends ops in DESIGN.md's history format, version 1, advancing time as it goes."""
+    """Appends ops in docs/history-format.md's format 1, advancing time as it goes."""
 
     ops: list[dict[str, Any]] = field(default_factory=list)
     time_ns: int = 0
@@ -151,7 +151,7 @@ def clean_run(path: Path) -> Path:
 
 
 def anomalous_run(path: Path) -> Path:
-    """Every anomaly type of DESIGN.md, each with examples and evidence that point at real ops."""
+    """Every anomaly type of docs/anomalies.md, each with examples and evidence that point at real ops."""
     h = HistoryBuilder()
     m = _workload(h, faulty=True)
     s, pl, b, d = m["send"], m["poll"], m["broadcast"], m["deliver"]
