@@ -93,7 +93,7 @@ class FabricOrderers:
     """Fabric v1.4.12's orderer: crypto material and genesis block made by cryptogen and
     configtxgen at boot (TLS off), each channel created by a CONFIG_UPDATE signed by the
     client org's admin, healthy when every channel delivers its block 0 (never by probing
-    /healthz before Kafka answers: that crashes 1.4.12, see README)."""
+    /healthz before Kafka answers: that crashes 1.4.12, see docs/findings.md)."""
 
     implementation, version = "fabric-1.4.12", FABRIC_VERSION
 

@@ -91,7 +91,7 @@ class Anomaly:
 
     @property
     def meaning(self) -> str:
-        return ANOMALY_MEANINGS.get(self.name, "not described in DESIGN.md")
+        return ANOMALY_MEANINGS.get(self.name, "not described in docs/anomalies.md")
 
 
 @dataclass

@@ -25,6 +25,17 @@ def write_suite(tmp_path: Path, body: str) -> Path:
     return path
 
 
+def one_cell(tmp_path: Path, variant: object, scenario: object, duration: float = 1) -> object:
+    """A loaded suite of one cell: `scenario` on `variant`."""
+    return load_suite(str(write_suite(tmp_path, f"""
+budget = 600
+[[matrix]]
+variants = ["{variant}"]
+scenarios = ["{scenario}"]
+duration = {duration}
+""")))
+
+
 @pytest.fixture
 def expecting_invalid(tmp_path: Path) -> tuple[Path, Path]:
     """A variant that expects `mixed` to be invalid, and a no-cluster scenario named mixed."""
@@ -130,13 +141,7 @@ duration = 1
 
 def test_a_verdict_the_variant_does_not_expect_fails_the_suite(tmp_path, expecting_invalid):
     variant, scenario = expecting_invalid
-    spec = load_suite(str(write_suite(tmp_path, f"""
-budget = 600
-[[matrix]]
-variants = ["{variant}"]
-scenarios = ["{scenario}"]
-duration = 1
-""")))
+    spec = one_cell(tmp_path, variant, scenario)
     lines: list[str] = []
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
     (o,) = result.outcomes
@@ -160,13 +165,7 @@ def _failing_scenario(tmp_path: Path, **nemesis: object) -> Path:
 
 
 def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(tmp_path):
-    spec = load_suite(str(write_suite(tmp_path, f"""
-budget = 600
-[[matrix]]
-variants = ["fabric-recommended"]
-scenarios = ["{_failing_scenario(tmp_path)}"]
-duration = 1.5
-""")))
+    spec = one_cell(tmp_path, "fabric-recommended", _failing_scenario(tmp_path), 1.5)
     lines: list[str] = []
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
     (o,) = result.outcomes
@@ -186,13 +185,7 @@ duration = 1.5
 
 def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(tmp_path):
     scenario = _failing_scenario(tmp_path, may_find_no_target=True, options={"no_target": True})
-    spec = load_suite(str(write_suite(tmp_path, f"""
-budget = 600
-[[matrix]]
-variants = ["fabric-recommended"]
-scenarios = ["{scenario}"]
-duration = 1.5
-""")))
+    spec = one_cell(tmp_path, "fabric-recommended", scenario, 1.5)
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
     (o,) = result.outcomes
     assert o.status == "as expected" and not o.faults_missed and result.exit_code == 0
