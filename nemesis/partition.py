@@ -187,7 +187,10 @@ class PartitionNemesis(Fault):
 
 def _factory(name: str, **defaults: Any):
     def make(options: dict[str, Any]) -> PartitionNemesis:
-        return PartitionNemesis(name, PartitionOptions.model_validate({**defaults, **options}))
+        merged = {**defaults, **options}
+        if "target" in defaults:  # options refine the default target (as process_faults'): its pick stays
+            merged["target"] = {**defaults["target"], **options.get("target", {})}
+        return PartitionNemesis(name, PartitionOptions.model_validate(merged))
     return make
 
 

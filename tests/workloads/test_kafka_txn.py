@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from types import SimpleNamespace
 
 import pytest
 from pydantic import ValidationError
@@ -11,7 +12,9 @@ from clusters.variant import load_variant
 from harness.generator import Context
 from harness.nemesis_api import fault_factory
 from harness.workload import workload_factory
+from nemesis import partition, targets, topologies
 from nemesis.targets import coordinator_partition, java_string_hash
+from tests.nemesis.test_faults import FakeCluster
 from workloads.kafka_txn import TransactionalIds
 
 VARIANT = load_variant("fabric-recommended")
@@ -80,9 +83,59 @@ def test_coordinator_partition_is_kafkas_abs_of_javas_string_hash():
     assert coordinator_partition("ordeal-txn-1", 50) == abs(java_string_hash("ordeal-txn-1")) % 50
 
 
-@pytest.mark.parametrize("name", ["kill-txn-coordinator", "pause-txn-coordinator", "isolate-txn-coordinator",
-                                  "kill-group-coordinator", "pause-group-coordinator", "isolate-group-coordinator",
-                                  "txn-coordinator-pause", "txn-mixed"])
-def test_coordinator_faults_are_registered(name):
-    nemesis = fault_factory(name)({})
-    assert callable(nemesis.invoke) and callable(nemesis.heal_all)
+class _Partition:
+    def __init__(self, leader: int):
+        self.leader, self.replicas, self.isrs = leader, [1, 2, 3], [1, 2, 3]
+
+
+class _Metadata:
+    """__transaction_state and __consumer_offsets of 50 partitions each: kafka3 leads partition
+    22 (that of "hello", whose Java hashCode is 99162322), kafka1 every other one."""
+
+    def __init__(self):
+        parts = {p: _Partition(3 if p == 22 else 1) for p in range(50)}
+        topic = SimpleNamespace(error=None, partitions=parts)
+        self.topics = {"__transaction_state": topic, "__consumer_offsets": topic}
+
+
+class _CoordinatedCluster(FakeCluster):
+    def bootstrap_servers(self) -> str:
+        return "fake:9092"
+
+    @property
+    def zookeepers(self) -> list:
+        return self.by_role("zookeeper")
+
+
+@pytest.mark.parametrize("name, state", [("kill-txn-coordinator", "exited"), ("pause-txn-coordinator", "paused"),
+                                         ("txn-coordinator-pause", "paused"), ("kill-group-coordinator", "exited"),
+                                         ("pause-group-coordinator", "paused")])
+def test_a_coordinator_fault_hits_the_leader_of_its_keys_partition_and_nothing_else(monkeypatch, name, state):
+    """No cluster: the metadata is made so that only the right partition's leader is kafka3
+    (tests/nemesis/test_fault_targets.py proves the same against Kafka's FindCoordinator)."""
+    monkeypatch.setattr(targets, "admin_client", lambda _servers: SimpleNamespace(
+        list_topics=lambda topic=None, timeout=None: _Metadata()))
+    cluster = _CoordinatedCluster(brokers=3)
+    nemesis = fault_factory(name)({"target": {"key": "hello"}})
+    nemesis.setup(cluster)
+    for seed in range(6):  # a random pick would hit another broker with some of these seeds
+        done = nemesis.invoke({"f": "start", "fault": name, "seed": seed})
+        assert done["value"]["nodes"] == ["kafka3"] and done["value"]["partition"] == 22
+        assert {n.name: n.state for n in cluster.nodes if n.state != "running"} == {"kafka3": state}
+        nemesis.invoke({"f": "stop", "fault": name})
+        assert all(n.state == "running" for n in cluster.nodes)
+
+
+@pytest.mark.parametrize("name", ["isolate-txn-coordinator", "isolate-group-coordinator"])
+def test_an_isolating_coordinator_fault_cuts_the_leader_of_its_keys_partition_from_everyone(monkeypatch, name):
+    monkeypatch.setattr(targets, "admin_client", lambda _servers: SimpleNamespace(
+        list_topics=lambda topic=None, timeout=None: _Metadata()))
+    applied = []
+    monkeypatch.setattr(partition.Firewall, "apply", lambda self, graph: applied.append(graph))
+    cluster = _CoordinatedCluster(brokers=3)
+    nemesis = fault_factory(name)({"target": {"key": "hello"}})  # the option refines the pick, not replaces it
+    nemesis.setup(cluster)
+    for seed in range(6):
+        done = nemesis.invoke({"f": "start", "fault": name, "seed": seed})
+        assert done["value"]["nodes"] == ["kafka3"]
+        assert topologies.components(applied[-1]) == [["kafka3"], ["kafka1", "kafka2", "zk1"]]
