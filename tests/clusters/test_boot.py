@@ -78,29 +78,53 @@ def test_teardown_leaves_no_labelled_container_network_or_volume(docker_client) 
 
 
 def test_three_osns_are_healthy_and_cut_identical_blocks(fabric: Cluster) -> None:
-    from clusters.orderer.client import OsnClient
+    """Every OSN holds every tx broadcast (whichever OSN it was sent to), and their chains
+    are one chain: the same height, the same blocks (numbers, hashes, txs), each block
+    linked to the one before it."""
+    from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
 
     addresses = fabric.osn_addresses()
-    assert sorted(addresses) == ["osn1", "osn2", "osn3"]
+    names = sorted(addresses)
+    assert names == ["osn1", "osn2", "osn3"]
+    sent = [f"boot-tx-{i}" for i in range(30)]
     client = OsnClient(fabric.client_identity())
     try:
-        names = sorted(addresses)
-        statuses = [client.broadcast(addresses[names[i % 3]], "ch0", f"boot-tx-{i}") for i in range(30)]
+        statuses = [client.broadcast(addresses[names[i % 3]], "ch0", tx) for i, tx in enumerate(sent)]
         assert statuses == ["SUCCESS"] * 30
-        chains = {}
-        for name, address in addresses.items():
-            deadline = time.monotonic() + 30
-            while True:
-                blocks = client.deliver(address, "ch0", 0, "newest")
-                txs = [tx for b in blocks for tx in b["txs"]]
-                if set(txs) >= {f"boot-tx-{i}" for i in range(30)} or time.monotonic() > deadline:
-                    break
-                time.sleep(0.5)
-            chains[name] = blocks
-        assert {f"boot-tx-{i}" for i in range(30)} <= {tx for b in chains["osn1"] for tx in b["txs"]}
-        heights = {name: len(blocks) for name, blocks in chains.items()}
-        common = min(heights.values())
-        hashes = {name: [b["hash"] for b in blocks[:common]] for name, blocks in chains.items()}
-        assert hashes["osn1"] == hashes["osn2"] == hashes["osn3"]
+        chains: dict[str, list[dict] | str] = {}
+        deadline = time.monotonic() + 60  # blocks are cut by the 500 ms batch timeout; slack for a busy machine
+        while True:
+            for name in names:
+                try:
+                    chains[name] = client.deliver(addresses[name], "ch0", 0)  # up to its height now
+                except (DeliverFailed, OsnUnreachable) as exc:
+                    chains[name] = f"no chain: {exc}"
+            missing = {name: [tx for tx in sent if tx not in {t for b in chain for t in b["txs"]}]
+                       if isinstance(chain, list) else sent for name, chain in chains.items()}
+            if not any(missing.values()):
+                break
+            if time.monotonic() > deadline:
+                pytest.fail("not every OSN holds every tx after 60 s: " + "; ".join(
+                    _held(name, chains[name], missing[name], len(sent)) for name in names), pytrace=False)
+            time.sleep(0.5)
     finally:
         client.close()
+    heights = {name: len(chain) for name, chain in chains.items()}
+    assert len(set(heights.values())) == 1, f"OSNs at different heights: {heights}"
+    first = chains["osn1"]
+    for name in ("osn2", "osn3"):
+        differ = [n for n, (a, b) in enumerate(zip(first, chains[name])) if a != b]
+        if differ:
+            n = differ[0]
+            pytest.fail(f"{name} differs from osn1 at block {n} (and {len(differ) - 1} more): "
+                        f"{chains[name][n]} != {first[n]}", pytrace=False)
+    assert [b["number"] for b in first] == list(range(len(first)))
+    assert all(b["previous_hash"] == a["hash"] for a, b in zip(first, first[1:])), "osn1's chain is not linked"
+
+
+def _held(name: str, chain: list[dict] | str, missing: list[str], sent: int) -> str:
+    """What an OSN held: its height and how many of the txs sent, or why it gave no chain."""
+    if isinstance(chain, str):
+        return f"{name}: {chain}"
+    held = f"{name}: height {len(chain)}, {sent - len(missing)} of {sent} txs"
+    return held + (f", missing {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}" if missing else "")
