@@ -98,6 +98,8 @@ def test_a_reassign_without_seek_keeps_a_partitions_position_past_what_librdkafk
     """What the checkers assume (checkers.kafka.kept_positions): an assign with seek null that
     names a partition again goes on right after the last record polled from it, though
     librdkafka has fetched further ahead; one that drops it and adds it again starts over."""
+    from confluent_kafka import TopicPartition
+
     from workloads.kafka_log import KafkaLogClient, KafkaLogOptions
 
     by_partition = defaultdict(list)
@@ -126,7 +128,14 @@ def test_a_reassign_without_seek_keeps_a_partitions_position_past_what_librdkafk
     try:
         assign([kept], "beginning")
         first = poll_until({kept: 1})[kept]
-        time.sleep(1.0)  # librdkafka fetches the rest of the partition meanwhile
+        # librdkafka has fetched ahead: it knows the partition's high watermark, which it learns
+        # only from a fetch response (the cached watermarks), and a fetch response holds every
+        # record up to it here (all were acknowledged before, and they fit its byte limit).
+        partition = TopicPartition(*kept)
+        deadline = time.monotonic() + 20
+        while (fetched := client.consumer.get_watermark_offsets(partition, cached=True)[1]) != len(n):
+            assert time.monotonic() < deadline, f"librdkafka fetched {kept} up to {fetched}, not {len(n)}, in 20 s"
+            time.sleep(0.05)
         assign([kept, added], None)
         after = poll_until({kept: len(n) - len(first), added: 1})
         assign([added], None)
@@ -276,9 +285,9 @@ def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(
         partition = admin.list_topics(topic, timeout=5).topics[topic].partitions[0]
         follower = next(b for b in cluster.brokers if b.node_id in partition.replicas and b.node_id != partition.leader)
         follower.stop()  # a clean shutdown leaves the ISR at once
-        for _ in range(60):
-            if len(admin.list_topics(topic, timeout=5).topics[topic].partitions[0].isrs) < 3:
-                break
+        deadline = time.monotonic() + 30
+        while len(isr := admin.list_topics(topic, timeout=5).topics[topic].partitions[0].isrs) == 3:
+            assert time.monotonic() < deadline, f"{follower.name} stopped but still in the ISR {isr} after 30 s"
             time.sleep(0.5)
         refused = invoke(single, "send", {"topic": topic, "key": "k0", "value": 1})
         retried = invoke(retrying, "send", {"topic": topic, "key": "k0", "value": 2})
