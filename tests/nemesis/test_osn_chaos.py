@@ -13,7 +13,7 @@ from clusters.variant import load_variant
 from harness.nemesis_api import fault_factory
 from nemesis.namespace import reachable, tcp_probe
 
-pytestmark = pytest.mark.chaos
+pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 OSN_VARIANT = Path(__file__).with_name("osn.toml")
 
 
