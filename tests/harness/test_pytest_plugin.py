@@ -22,7 +22,9 @@ import pytest
 def verdict(monkeypatch):
     module = types.ModuleType("checkers.check")
     module.verdict = {"valid": True, "anomalies": {}}
-    module.check_run = lambda path, out_dir=None, idempotent=None, server_idle=0.0, note=None: module.verdict
+    module.faults = {"recorded": True, "took_effect": True, "by_fault": {}, "failures": [], "more_failures": 0}
+    module.check_run = lambda path, out_dir=None, idempotent=None, server_idle=0.0, note=None: \
+        {"faults": module.faults, **module.verdict}
     monkeypatch.setitem(sys.modules, "checkers.check", module)
     report = types.ModuleType("reports.report")
     report.write_report = lambda run_dir: run_dir / "report.html"
@@ -39,6 +41,26 @@ def test_a_valid_run_passes_its_test(pytester):
             assert result.valid is True and result.counts["ok"] > 0
     """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+
+def test_a_run_whose_faults_never_took_effect_fails_its_test_as_undecided(pytester):
+    pytester.makeconftest(FAKE_CHECKER)
+    pytester.makepyfile("""
+        FAILED = {"recorded": True, "took_effect": False, "more_failures": 0,
+                  "by_fault": {"noop": {"starts": 1, "took-effect": 0, "failed": 1}},
+                  "failures": [{"index": 4, "fault": "noop", "outcome": "failed", "error": "RuntimeError: no"}]}
+
+        def test_undecided(run_scenario, verdict):
+            verdict.faults = FAILED
+            run_scenario("noop", duration=0.3)
+
+        def test_allowed(run_scenario, verdict):
+            verdict.faults = FAILED
+            assert run_scenario("noop", duration=0.3, require_faults=False).faults_missed
+    """)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*noop on no cluster: undecided: no fault took effect (#4 noop failed: RuntimeError: no)*"])
 
 
 def test_a_verdict_is_judged_against_the_expectation_given(pytester):
