@@ -132,7 +132,7 @@ def _train(dump: Path, work: Path, large: bool) -> None:
         check_history(run, spark=spark)
     print(_PID_LINE, server.pid, flush=True)
     spark.stop()
-    server.stop()  # its JVM writes the archive as it exits
+    server.stop(timeout=300)  # its JVM writes the archive as it exits (bounded as build() waits)
 
 
 def build(cache: Path, *, large: bool = False, timeout: float = 600.0) -> str:

@@ -48,7 +48,7 @@ from checkers.class_archive import SERVER_CLASS, cache_dir
 
 DEFAULT_IDLE = 300.0
 START_TIMEOUT = 180.0
-_STOP_TIMEOUT = 60.0  # a JVM writing its class archive as it exits (checkers.class_archive) takes a while
+_STOP_TIMEOUT = 60.0
 _PR_SET_PDEATHSIG = 1
 
 
@@ -140,14 +140,14 @@ def launch(master: str, settings: dict[str, str], log: Path, *, die_with_parent:
                            f"{START_TIMEOUT:.0f} s (its log: {log})")
 
 
-def stop_process(proc: subprocess.Popen) -> None:
+def stop_process(proc: subprocess.Popen, timeout: float = _STOP_TIMEOUT) -> None:
     """Stop a server's JVM: SIGTERM (Spark stops, the JVM exits and writes what it writes at its
-    exit), SIGKILL if it has not ended in _STOP_TIMEOUT."""
+    exit), SIGKILL if it has not ended in `timeout` seconds."""
     if proc.poll() is None:
         with contextlib.suppress(ProcessLookupError):
             proc.terminate()
         try:
-            proc.wait(timeout=_STOP_TIMEOUT)
+            proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
@@ -168,8 +168,8 @@ class Private:
         self.pid = self.proc.pid
         atexit.register(self.stop)
 
-    def stop(self) -> None:
-        stop_process(self.proc)
+    def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
+        stop_process(self.proc, timeout)
         atexit.unregister(self.stop)
 
 
