@@ -161,8 +161,8 @@ class Private:
     tells a child of its parent thread's end, and an early start's thread ends at once)."""
 
     def __init__(self, master: str, settings: dict[str, str]) -> None:
-        log = servers_dir() / f"private-{os.getpid()}.log"
-        self.proc, self.port, token = launch(master, settings, log,
+        self.log = servers_dir() / f"private-{os.getpid()}-{time.monotonic_ns()}.log"  # kept where it failed
+        self.proc, self.port, token = launch(master, settings, self.log,
                                              die_with_parent=threading.current_thread() is threading.main_thread())
         self.url = url(self.port, token)
         self.pid = self.proc.pid
@@ -171,6 +171,7 @@ class Private:
     def stop(self, timeout: float = _STOP_TIMEOUT) -> None:
         stop_process(self.proc, timeout)
         atexit.unregister(self.stop)
+        self.log.unlink(missing_ok=True)
 
 
 # -- the shared server of a master ---------------------------------------------------------------

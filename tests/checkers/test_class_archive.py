@@ -71,7 +71,7 @@ def test_each_archive_is_trained_in_a_jvm_set_as_the_one_that_maps_it(cache: Pat
         # Everything else the same: heap, collector and compilers are what the archive's profiles are of.
         assert {k: v for k, v in training.items() if k != "spark.driver.extraJavaOptions"} == {
             k: v for k, v in mapping.items() if k != "spark.driver.extraJavaOptions"}
-        assert mapping["spark.driver.extraJavaOptions"].startswith(f"{mapper} ")
+        assert f"{mapping['spark.driver.extraJavaOptions']} ".startswith(f"{mapper} ")
 
 
 def _hello_jars(tmp_path: Path) -> tuple[Path, Path]:
