@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
@@ -211,6 +213,13 @@ class SessionOnDemand:
 def connect_session(url: str, what: str) -> SparkSession:
     """A new session of the Spark Connect server at `url` (`what` names it in the one line of a
     SparkUnavailable when it cannot be reached)."""
+    # PySpark's client retries a server that does not answer for some ten minutes: one that
+    # refuses the connection is told at once.
+    where = urlsplit(url.replace("sc://", "http://", 1))
+    try:
+        socket.create_connection((where.hostname, where.port or 15002), timeout=30).close()
+    except (OSError, ValueError) as exc:
+        raise SparkUnavailable(f"{what} could not be reached: {exc.strerror or exc}") from None
     try:
         # A new session each time (the builder marks this process as a Connect client's).
         session = SparkSession.builder.remote(url).create()
