@@ -34,7 +34,7 @@ from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.faults import history_fault_outcomes
 from checkers.history import HISTORY, RUN_FILE, History, HistoryError, Tables, history_file, load_history
-from checkers.session import SessionOnDemand, fit_to_input, name_jobs, small_file
+from checkers.session import SessionOnDemand, SparkUnavailable, fit_to_input, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
 
 RESULTS_FILE = "results.json"
@@ -125,7 +125,8 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
 
     `out_dir` takes one history only. `idempotent` overrides what run.json says about the
     producer; `spark` is a running session, or one started on demand (only if a checker
-    runs: several batches share one that way), except that for a large history, whose
+    runs: several batches share one that way; without one, a Connect server of this call's
+    own, stopped at its end, checkers.session.SessionOnDemand), except that for a large history, whose
     check all but surely needs it, it is started at once, beside the convert: the user
     then waits for the longer of the two, not for both. `progress` hears a line as each
     long step begins, with the number of the history it is of (None: of the batch).
@@ -134,7 +135,11 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
         raise ValueError("out_dir takes one history")
     say = progress or (lambda _n, _line: None)
     if spark is None:
-        spark = SessionOnDemand(spark_master, lambda line: say(None, line))
+        own = SessionOnDemand(spark_master, lambda line: say(None, line))
+        try:
+            return check_histories(paths, out_dir=out_dir, idempotent=idempotent, spark=own, progress=progress)
+        finally:
+            own.close()
     answers: list[dict[str, Any] | HistoryError | None] = [None] * len(paths)
     batch: list[tuple[int, _Loaded]] = []
     for n, path in enumerate(paths):
@@ -148,11 +153,9 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
     stat_names: dict[str, list[str]] = {}
     if running:
         ops = sum(each.ops for each in counts)
-        session = spark if isinstance(spark, SparkSession) else spark.get(ops)
+        session = spark.get(ops) if isinstance(spark, SessionOnDemand) else spark
         histories = [loaded.history for _, loaded in batch]
         say(None, f"checking {ops} ops" + (f" of {len(histories)} histories" if len(histories) > 1 else ""))
-        name_jobs(session, f"ordeal check {histories[0].source}" if len(histories) == 1
-                  else f"ordeal check of {len(histories)} histories")
         fit_to_input(session, ops)
         tables = batch_tables(session, histories)
         found = {c.name: c.find(tables) for c in running}
@@ -217,20 +220,30 @@ def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
 
 def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,
               server_idle: float = 0.0, note: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """check_history for `ordeal run`'s check at its end: in the check server when
-    `server_idle` > 0 (checkers.server; a suite's runs then share one warm JVM, and only
-    the first pays for its start), else, or when no server can be had, in this process
-    (`note` then hears why, in one line: the run's notes keep it). Raises HistoryError with
-    the check's own line for input it could not check."""
-    if server_idle > 0:
-        from checkers.server import ServerUnavailable, check_in_server
+    """check_history for `ordeal run`'s check at its end: in the Spark Connect server of
+    ORDEAL_SPARK_REMOTE when it is set (read at the edge, checkers.cli), else in the shared
+    local one when `server_idle` > 0 (checkers.connect; a suite's runs then share one warm
+    JVM, and only the first pays for its start), else in a server of its own. When the
+    shared server cannot be had, `note` hears why in one line (the run's notes keep it) and
+    the check runs in a server of its own. Raises HistoryError with the check's own line
+    for input it could not check."""
+    from checkers.cli import spark_remote
 
+    remote = spark_remote()
+    if remote is None and server_idle > 0:
+        spark = SessionOnDemand(idle=server_idle)
         try:
-            return check_in_server(Path(path), out_dir=out_dir, idempotent=idempotent, idle=server_idle)
-        except ServerUnavailable as exc:
+            return check_history(path, out_dir=out_dir, idempotent=idempotent, spark=spark)
+        except SparkUnavailable as exc:
             if note is not None:
-                note(f"no check server ({exc}): checked in the run's own process")
-    return check_history(path, out_dir=out_dir, idempotent=idempotent)
+                note(f"no shared Spark Connect server ({exc}): checked in a server of the run's own")
+        finally:
+            spark.close()
+    spark = SessionOnDemand(remote=remote, small=small_file(history_file(Path(path))))
+    try:
+        return check_history(path, out_dir=out_dir, idempotent=idempotent, spark=spark)
+    finally:
+        spark.close()
 
 
 def judge(history: History, checkers_run: list[str], found: Found, *, idempotent: bool,

@@ -94,5 +94,13 @@ def shared(df: DataFrame) -> DataFrame:
     Its blocks are kept as rows (Spark's default), not serialized: serialized blocks cut a
     10M-op check's collector pauses, but their writes and reads cost what that saved (with
     Kryo as the serializer, 4 checks each way alternating in one JVM: median 48.7 s
-    serialized, 47.8 s not; with Java's serializer, no faster either, in JVMs of their own)."""
+    serialized, 47.8 s not; with Java's serializer, no faster either, in JVMs of their own).
+
+    Over Spark Connect, PySpark 4.3.0 gives the checkpointed frame to the thread's active
+    session, not to `df`'s (pyspark.sql.connect.conversion.proto_to_remote_cached_dataframe):
+    with two sessions in a process (a test's and a command's), or a session started on
+    another thread (SessionOnDemand.start_early), it would belong to the wrong one. So `df`'s
+    session is made the thread's active one first."""
+    session = df.sparkSession
+    type(session)._active_session.session = session  # PySpark's own thread-local (see above)
     return df.localCheckpoint(eager=True)

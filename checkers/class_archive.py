@@ -6,7 +6,8 @@ Spark, Scala and Hadoop before its first job. The JVM can map them from a cache 
 loaded and linked already (JDK 25's AOT cache, JEP 483: -XX:AOTCacheOutput, then
 -XX:AOTCache; checkers.java_runtime says why the checker's Java is that one).
 `make bootstrap` builds the cache once by checking two small synthetic histories (a
-plain one and a transactional one) in a JVM that writes what it loaded as it exits;
+plain one and a transactional one) in a Spark Connect server's JVM (checkers.connect: the
+driver every check runs in) that writes what it loaded as it exits;
 every later checker JVM for small histories maps it.
 Measured on the 2-core machine, in one process: with JDK 17's class-data-sharing archive
 before it, session start 2.9 s -> 1.4 s and a first check of a 3,000-op history 13.2 s
@@ -25,7 +26,7 @@ kept, new JVM, 3 pairs alternating: 42.3-45.3 s against 48.0-48.8 s, JVM CPU 77-
 
 The archives are kept in ordeal's cache (`ORDEAL_CACHE`, default ~/.cache/ordeal, as for
 the images) under a hash of its inputs: the java binary, the Spark jars and the JVM
-options (so each checkout has its own pair); the few used last are kept (`prune`). A JVM
+options and the driver's class (so each checkout has its own pair); the few used last are kept (`prune`). A JVM
 whose classpath or options do not match an archive ignores it (and is told to say
 nothing about it), so a stale or missing archive costs speed, never a check.
 """
@@ -43,6 +44,8 @@ from pathlib import Path
 from checkers import java_runtime
 
 ARCHIVE_PREFIX = "spark-classes-"
+# The driver every check runs in (checkers.connect starts it): its classes are in the archive.
+SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # The JVM ignores a cache that does not match it; these keep it quiet about that.
 QUIET_CDS = "-Xlog:aot*=off -Xlog:cds*=off"
 # For the JVM for large histories while it has no archive of its own (see above).
@@ -55,7 +58,7 @@ _PID_LINE = "training-jvm"
 
 def cache_dir() -> Path:
     """ordeal's cache, as clusters/bootstrap.sh sets it ($ORDEAL_CACHE, or ~/.cache/ordeal): the
-    images' inputs, Fabric's tools, the class archives, the check servers' sockets. The one
+    images' inputs, Fabric's tools, the class archives, the Connect servers' state. The one
     place Python reads it, so that a boot finds what the bootstrap built."""
     return Path(os.environ.get("ORDEAL_CACHE") or Path.home() / ".cache" / "ordeal")
 
@@ -75,7 +78,9 @@ def archive_path(jvm_options: str, cache: Path | None = None) -> Path | None:
     jars = Path(pyspark.__file__).parent / "jars"
     key = hashlib.sha256()
     stat = java.stat()
-    key.update(f"{java}:{stat.st_size}:{stat.st_mtime_ns}\n{jars}\n{pyspark.__version__}\n{jvm_options}\n".encode())
+    # The driver it is for (a Connect server's loads classes a py4j-started driver's did not).
+    key.update(f"{java}:{stat.st_size}:{stat.st_mtime_ns}\n{jars}\n{pyspark.__version__}\n{jvm_options}\n"
+               f"{SERVER_CLASS}\n".encode())
     for jar in sorted(jars.glob("*.jar")) if jars.is_dir() else []:
         key.update(f"{jar.name}:{jar.stat().st_size}\n".encode())
     return (cache or cache_dir()) / f"{ARCHIVE_PREFIX}{key.hexdigest()[:16]}.aot"
@@ -117,7 +122,7 @@ def _train(dump: Path, work: Path, large: bool) -> None:
     from checkers.session import spark_session
     from checkers.synthetic import generate_history, generate_txn_history
 
-    spark = spark_session(small_inputs=not large, class_dump=dump)
+    spark, server = spark_session(small_inputs=not large, class_dump=dump)
     histories = ([("large", generate_history, LARGE_TRAINING_OPS)] if large else
                  [("plain", generate_history, TRAINING_OPS), ("txn", generate_txn_history, TRAINING_OPS)])
     for name, generate, ops in histories:
@@ -125,8 +130,9 @@ def _train(dump: Path, work: Path, large: bool) -> None:
         run.mkdir()
         generate(run / "history.jsonl", ops, seed=1)
         check_history(run, spark=spark)
-    print(_PID_LINE, spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid(), flush=True)
+    print(_PID_LINE, server.pid, flush=True)
     spark.stop()
+    server.stop(timeout=300)  # its JVM writes the archive as it exits (bounded as build() waits)
 
 
 def build(cache: Path, *, large: bool = False, timeout: float = 600.0) -> str:

@@ -11,11 +11,14 @@ one of them.
 Exit codes: 0 valid, 1 invalid, 2 bad input, 3 unknown; for several histories the
 worst of theirs, worst first: bad input (2: a history that could not be read at all
 says least, and must not hide behind another's verdict), invalid (1), unknown (3), valid
-(0). ORDEAL_SPARK_MASTER is read here, at the edge, and only when --spark-master is not given.
+(0). ORDEAL_SPARK_MASTER is read here, at the edge, and only when --spark-master is not given;
+so are ORDEAL_SPARK_REMOTE (when --remote is not) and ORDEAL_CHECK_SERVER_IDLE.
 
-The checks run in a check server (checkers.server), which keeps its JVM warm for the next
-`ordeal check` and exits after ORDEAL_CHECK_SERVER_IDLE seconds (default 300) without one;
-0 checks in this process, as a check on a shared machine may want.
+The checks run over Spark Connect: in the Connect server at --remote (or
+ORDEAL_SPARK_REMOTE), a server someone runs; else in ordeal's own local server for the
+master (checkers.connect), which keeps its JVM warm for the next `ordeal check` and exits
+after ORDEAL_CHECK_SERVER_IDLE seconds (default 300) without one; 0: in a server of this
+command's own, stopped at its end, as a check on a shared machine may want.
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ WORST_FIRST = (EXIT_BAD_INPUT, EXIT_INVALID, EXIT_UNKNOWN, EXIT_VALID)
 SPARK_MASTER = re.compile(r"local(\[(\*|\d+)(,\d+)?\])?|local-cluster\[\d+,\d+,\d+\]|yarn"
                           r"|(spark|k8s|mesos)://[^\s/]\S*")
 SPARK_MASTER_ENV = "ORDEAL_SPARK_MASTER"
+SPARK_REMOTE_ENV = "ORDEAL_SPARK_REMOTE"
+SPARK_REMOTE = re.compile(r"sc://[^\s/:]+(:\d+)?(/\S*)?")
 SERVER_IDLE_ENV = "ORDEAL_CHECK_SERVER_IDLE"
 
 
@@ -51,15 +56,19 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "check", help="check histories for anomalies (PySpark)",
         description="Check history files, run directories or store trees (format version 1 or 2) and write each "
                     "one's results.json, in one Spark session. Exit 0 valid, 1 invalid, 2 bad input, 3 unknown; "
-                    "for several histories the worst (2, then 1, then 3, then 0). The checks run in a check server "
-                    f"that keeps Spark warm for the next check and exits after ${SERVER_IDLE_ENV} seconds idle "
-                    "(default 300; 0: check in this process; `ordeal clean` stops it).")
+                    "for several histories the worst (2, then 1, then 3, then 0). The checks run over Spark Connect: "
+                    "in a local server that keeps Spark warm for the next check and exits after "
+                    f"${SERVER_IDLE_ENV} seconds idle (default 300; 0: a server for this command alone; "
+                    "`ordeal clean` stops it), or in the server at --remote.")
     p.add_argument("paths", metavar="PATH", type=Path, nargs="+",
                    help="history .jsonl file, run directory, or a directory of runs (a store)")
     p.add_argument("--out", metavar="DIR", type=Path,
                    help="write results.json (and the Parquet copy) here; one history only")
     p.add_argument("--spark-master", metavar="URL",
-                   help=f"Spark master (default: ${SPARK_MASTER_ENV} or local[*])")
+                   help=f"Spark master of the local Connect server (default: ${SPARK_MASTER_ENV} or local[*])")
+    p.add_argument("--remote", metavar="sc://HOST:PORT",
+                   help=f"check in this Spark Connect server instead of a local one (default: ${SPARK_REMOTE_ENV}); "
+                        "it must see the histories' paths")
     p.add_argument("--idempotent", action="store_true", default=None,
                    help="the producer was idempotent: duplicates fail the verdict")
     p.add_argument("--report", action="store_true",
@@ -107,26 +116,31 @@ def worst(codes: list[int]) -> int:
 
 
 def server_idle() -> float:
-    """How long a check server waits for its next request (ORDEAL_CHECK_SERVER_IDLE, read
-    here at the edge); 0: no server, each `ordeal check` in its own process. ValueError (one
-    line) for a value that is not seconds."""
+    """How long the shared local Connect server waits for its next check (ORDEAL_CHECK_SERVER_IDLE,
+    read here at the edge); 0: none shared, each `ordeal check` in a server of its own.
+    ValueError (one line) for a value that is not seconds."""
     raw = os.environ.get(SERVER_IDLE_ENV)
     if raw is None or raw.strip() == "":
-        from checkers.server import DEFAULT_IDLE
+        from checkers.connect import DEFAULT_IDLE
         return DEFAULT_IDLE
     try:
         idle = float(raw)
     except ValueError:
         idle = -1.0
     if not 0 <= idle < float("inf"):
-        raise ValueError(f"{SERVER_IDLE_ENV}={raw!r}: not a number of seconds (0: no check server)")
+        raise ValueError(f"{SERVER_IDLE_ENV}={raw!r}: not a number of seconds (0: no shared check server)")
     return idle
 
 
-def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) -> int:
-    """`ordeal check`: in the check server (checkers.server) unless ORDEAL_CHECK_SERVER_IDLE
-    is 0, and in this process when it is, or when it is the server (`spark` given: its
-    session), or when no server can be had (said, not fatal)."""
+def spark_remote() -> str | None:
+    """The Spark Connect server a user runs, from ORDEAL_SPARK_REMOTE (read here at the edge), or None."""
+    return os.environ.get(SPARK_REMOTE_ENV) or None
+
+
+def run_check(args: argparse.Namespace) -> int:
+    """`ordeal check`: over Spark Connect, in the server at --remote (ORDEAL_SPARK_REMOTE), else
+    in the shared local server (checkers.connect) unless ORDEAL_CHECK_SERVER_IDLE is 0, else
+    in a server of this command's own."""
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
         return EXIT_BAD_INPUT
@@ -135,6 +149,12 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
     if master is not None and not SPARK_MASTER.fullmatch(master):
         return fail(f"Spark master {master!r}: not a master URL (local[*], local[N], spark://HOST:PORT, "
                     "yarn, k8s://..., mesos://...)")
+    remote = getattr(args, "remote", None) or spark_remote()
+    if remote is not None and not SPARK_REMOTE.fullmatch(remote):
+        return fail(f"Spark Connect server {remote!r}: not an address (sc://HOST:PORT)")
+    if remote is not None and args.spark_master:
+        return fail("--spark-master and a Spark Connect server (--remote or $ORDEAL_SPARK_REMOTE) exclude each "
+                    "other: the server runs against its own master")
     if args.out is not None and args.out.exists() and not args.out.is_dir():
         return fail(f"--out {args.out}: exists and is not a directory")
     try:
@@ -143,26 +163,14 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
         return fail(str(exc))
     if args.out is not None and len(histories) > 1:
         return fail(f"--out takes one history; {len(args.paths)} PATHs name {len(histories)}")
-    if spark is None:
-        try:
-            idle = server_idle()
-        except ValueError as exc:
-            return fail(str(exc))
-        if idle > 0:
-            from checkers.server import ServerUnavailable, check
+    try:
+        idle = server_idle() if remote is None else 0.0
+    except ValueError as exc:
+        return fail(str(exc))
 
-            request = {"paths": [str(p.resolve()) for p in args.paths], "spark_master": master,
-                       "out": str(args.out.resolve()) if args.out is not None else None,
-                       "idempotent": args.idempotent, "report": args.report}
-            try:
-                return check(request, master, idle)
-            except ServerUnavailable as exc:
-                _tell(f"ordeal check: {exc}: checking in this process")
-
-    # Imported here, not at the top: `ordeal --help`, and a check sent to the server, load no Spark.
-    from checkers.check import RESULTS_FILE, check_histories, results_dir
-    from checkers.history import HistoryError
-    from checkers.session import SessionOnDemand, SparkUnavailable, small_file
+    # Imported here, not at the top: `ordeal --help` loads no Spark.
+    from checkers.check import RESULTS_FILE, results_dir
+    from checkers.session import SessionOnDemand, small_file
 
     written: dict[Path, Path] = {}
     for history in histories:
@@ -172,11 +180,26 @@ def run_check(args: argparse.Namespace, spark: SessionOnDemand | None = None) ->
                         "with --out")
         written[target] = history
 
+    small = all(small_file(h) for h in histories)
+    spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small, remote=remote, idle=idle)
+    try:
+        return _check_all(args, histories, spark)
+    finally:
+        spark.close()
+
+
+def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOnDemand) -> int:
+    """run_check's checks of `histories` in `spark`: its lines, and its exit code."""
+    from checkers.check import RESULTS_FILE, check_histories, results_dir
+    from checkers.history import HistoryError
+    from checkers.session import SparkUnavailable
+
+    def fail(line: str) -> int:
+        print(f"ordeal check: {line}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
     several = len(histories) > 1
     codes: list[int] = []
-    small = all(small_file(h) for h in histories)
-    if spark is None:
-        spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small)
 
     def say_for(n: int | None) -> Callable[[str], None]:
         label = f"[{n + 1}/{len(histories)}] {histories[n]}: " if several and n is not None else ""

@@ -1,8 +1,10 @@
 """The SparkSession every checker runs in, and its settings for the history at hand.
 
-local[*] by default, tuned for a small machine (few shuffle partitions, no UI, quiet
-logs); a Spark cluster is reached by passing its master URL. The caller decides the
-master: this module reads no environment variable.
+Every session is a Spark Connect client's (checkers.connect): of a server ordeal starts on
+this machine, or of one a user runs (`remote`). The server ordeal starts runs local[*] by
+default, tuned for a small machine (few shuffle partitions, no UI, quiet logs); a Spark
+cluster is reached by passing its master URL. The caller decides the master and the
+server: this module reads no environment variable.
 
 A small history (most runs: thousands of ops) costs Spark's fixed overheads only, so it
 is checked with settings that cut them (`fit_to_input`): one shuffle partition, no
@@ -12,21 +14,24 @@ filters inferred from constraints. A JVM started for small histories compiles wi
 only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
 classes a check loads from an archive built once (checkers.class_archive). A JVM started
 for large ones is set for throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`) and maps an
-archive of its own; so does a check server's (checkers.server), which is such a JVM.
+archive of its own; so does the shared Connect server's (checkers.connect), which is such a JVM.
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import threading
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
-from checkers import java_runtime
-from checkers.class_archive import NO_REPLAY, QUIET_CDS, cache_dir
+from checkers import connect
+from checkers.class_archive import NO_REPLAY, QUIET_CDS
 from checkers.class_archive import java_options as class_archive_options
-from checkers.jvm_lookups import cache_jvm_lookups
+from checkers.connect import SparkUnavailable
 
 LOCAL_MASTER = "local[*]"
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -46,9 +51,6 @@ _DEFAULTS: dict[str, str] = {
     # the main one (2^16 keys) only adds a miss per row (offset summary of 10M ops: -18%).
     "spark.sql.codegen.aggregate.map.twolevel.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
-    # PySpark wraps each column function in calls that tell the JVM the Python call site (for
-    # error messages): some 5 round trips each, a third of the 20,000 a small check makes.
-    "spark.python.sql.dataFrameDebugging.enabled": "false",
 }
 
 # A local session talks to itself only, over loopback.
@@ -56,10 +58,6 @@ _LOCAL_ONLY: dict[str, str] = {
     "spark.driver.host": "127.0.0.1",
     "spark.driver.bindAddress": "127.0.0.1",
 }
-
-
-class SparkUnavailable(RuntimeError):
-    """The session could not be started; str() is one line."""
 
 
 # Below this many ops a history is small (see the module's docstring); a history file of
@@ -136,18 +134,27 @@ def small_file(history: Path) -> bool:
 
 
 class SessionOnDemand:
-    """One session for several checks: started on first use (saying so to `announce`), then
-    the same one, so that a small history no checker needs to judge starts no JVM (a large
-    one starts it early, `start_early`, as its check all but surely needs it).
+    """One Spark Connect session for several checks: had on first use (saying so to
+    `announce`), then the same one, so that a small history no checker needs to judge
+    starts no JVM (a large one starts it early, `start_early`, as its check all but surely
+    needs it). `close()` ends it, and lets the server go (see below).
 
-    `small` says whether every history it will serve is small (its JVM then compiles with
-    C1 only); None leaves that to the first history that starts it."""
+    Where the session's server is: `remote` (sc://HOST:PORT), a server someone else runs;
+    else, when `idle` > 0, the shared local server of `master` (checkers.connect: warm from
+    the last check, held for this one until close(), stopped by itself after `idle` seconds
+    without a check); else a server of this session's own, stopped by close().
+
+    `small` says whether every history it will serve is small (a server of its own then
+    compiles with C1 only); None leaves that to the first history that starts it. A shared
+    server is set for every history, as a large one (C2: its code pays over many checks)."""
 
     def __init__(self, master: str | None = None, announce: Callable[[str], None] | None = None, *,
-                 small: bool | None = None) -> None:
+                 small: bool | None = None, remote: str | None = None, idle: float = 0.0) -> None:
         self.master, self.announce, self.small = master, announce or (lambda _: None), small
+        self.remote, self.idle = remote, idle
         self.session: SparkSession | None = None
         self.failed: SparkUnavailable | None = None
+        self.server: connect.Lease | connect.Private | None = None
         self._lock = threading.Lock()  # the early start (start_early) and a check ask at once
 
     def get(self, ops: int) -> SparkSession:
@@ -157,14 +164,36 @@ class SessionOnDemand:
             if self.failed is not None:
                 raise self.failed
             if self.session is None:
-                self.announce("starting Spark")
-                small = small_input(ops) if self.small is None else self.small
                 try:
-                    self.session = spark_session(self.master, small_inputs=small)
+                    self.session = self._start(small_input(ops) if self.small is None else self.small)
                 except SparkUnavailable as exc:
                     self.failed = exc
                     raise
             return self.session
+
+    def _start(self, small: bool) -> SparkSession:
+        master = self.master or LOCAL_MASTER
+        if self.remote is not None:
+            return connect_session(self.remote, f"the Spark Connect server {self.remote}")
+        if self.idle > 0:
+            self.server = connect.shared(master, session_settings(master), self.idle, self.announce)
+        else:
+            self.announce("starting Spark")
+            self.server = connect.Private(master, session_settings(master, small_inputs=small))
+        return connect_session(self.server.url, f"Spark (master {master})")
+
+    def close(self) -> None:
+        """End the session; a shared server is marked used now and let go, one of its own stopped."""
+        with self._lock:
+            if self.session is not None:
+                with contextlib.suppress(Exception):
+                    self.session.stop()
+                self.session = None
+            if isinstance(self.server, connect.Lease):
+                self.server.release()
+            elif self.server is not None:
+                self.server.stop()
+            self.server = None
 
     def start_early(self) -> threading.Thread:
         """Start the session for large histories now, in the background (the thread returned):
@@ -179,6 +208,30 @@ class SessionOnDemand:
             self.get(SMALL_INPUT_OPS)
         except SparkUnavailable:
             pass  # kept in self.failed: the check's get() raises it
+
+
+def connect_session(url: str, what: str) -> SparkSession:
+    """A new session of the Spark Connect server at `url` (`what` names it in the one line of a
+    SparkUnavailable when it cannot be reached)."""
+    # PySpark's client retries a server that does not answer for some ten minutes: one that
+    # refuses the connection is told at once.
+    where = urlsplit(url.replace("sc://", "http://", 1))
+    try:
+        socket.create_connection((where.hostname, where.port or 15002), timeout=30).close()
+    except (OSError, ValueError) as exc:
+        raise SparkUnavailable(f"{what} could not be reached: {exc.strerror or exc}") from None
+    try:
+        # A new session each time (the builder marks this process as a Connect client's).
+        session = SparkSession.builder.remote(url).create()
+        session.version  # noqa: B018 - the first call: a server that cannot be reached says so here
+    except Exception as exc:  # noqa: BLE001 - gRPC's and Spark's errors alike: one line for the user
+        raise SparkUnavailable(f"{what} could not be reached: {_first_line(exc)}") from None
+    return session
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def local_cores(master: str) -> int:
@@ -237,40 +290,20 @@ def session_settings(master: str, *, small_inputs: bool = False, class_dump: Pat
     return settings
 
 
-def spark_session(master: str | None = None, *, app_name: str = "ordeal-check",
-                  small_inputs: bool = False, class_dump: Path | None = None) -> SparkSession:
-    """The session for `master` (local[*] when None); an already running one is reused as it is.
-    `small_inputs`: the JVM will check small histories only (C1 compiler only); else it is
-    set for throughput. Either maps its classes of checkers.class_archive if they are built.
-    `class_dump`: instead, the JVM writes the classes it loaded there as it exits (how those
-    archives are built)."""
-    active = SparkSession.getActiveSession()
-    if active is not None:
-        return active
+def spark_session(master: str | None = None, *, small_inputs: bool = False,
+                  class_dump: Path | None = None) -> tuple[SparkSession, connect.Private]:
+    """A session of a new Connect server of this process's own for `master` (local[*] when
+    None), and that server (stop() it when done). `small_inputs`: its JVM will check small
+    histories only (C1 compiler only); else it is set for throughput. Either maps its classes
+    of checkers.class_archive if they are built. `class_dump`: instead, the JVM writes the
+    classes it loaded there as it exits (how those archives are built)."""
     master = master or LOCAL_MASTER
-    # PySpark starts the JVM with the java of JAVA_HOME in this process's environment.
-    os.environ["JAVA_HOME"] = str(java_runtime.java_home(cache_dir()))
-    builder = SparkSession.builder.master(master).appName(app_name)
-    for key, value in session_settings(master, small_inputs=small_inputs, class_dump=class_dump).items():
-        builder = builder.config(key, value)
+    server = connect.Private(master, session_settings(master, small_inputs=small_inputs, class_dump=class_dump))
     try:
-        spark = builder.getOrCreate()
-    except Exception as exc:  # noqa: BLE001 - a JVM that would not start: one line for the user
-        raise SparkUnavailable(f"Spark (master {master}) did not start: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from None
-    spark.sparkContext.setLogLevel("ERROR")
-    cache_jvm_lookups()
-    return spark
-
-
-def name_jobs(spark: SparkSession, name: str) -> None:
-    """Name the Spark jobs this thread starts from now on (Spark's call site, in its logs and
-    event log) `name`. Unnamed, Spark works one out for every RDD a query makes by walking
-    the JVM's stack and matching each frame against patterns: a sixth of the driver's time
-    in a warm check of 3,000 ops (its flight recording). Spark clears the short form after
-    each collect (PySpark's SCCallSiteSync), so name them again before each check."""
-    context = spark.sparkContext
-    context.setLocalProperty("callSite.short", name)
-    context.setLocalProperty("callSite.long", name)
+        return connect_session(server.url, f"Spark (master {master})"), server
+    except SparkUnavailable:
+        server.stop()
+        raise
 
 
 def fit_to_input(spark: SparkSession, ops: int) -> None:

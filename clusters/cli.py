@@ -131,12 +131,12 @@ def _smoke(args: argparse.Namespace) -> int:
 def _clean(args: argparse.Namespace) -> int:
     from clusters.prune import remove_all
 
-    from checkers.server import stop_all
+    from checkers.connect import stop_all
 
     runs = remove_all(_docker())
     print(f"removed {len(runs)} run(s)" + (": " + ", ".join(runs) if runs else ""))
-    servers = stop_all("ordeal clean")
-    print(f"stopped {len(servers)} check server(s)")
+    servers = stop_all()
+    print(f"stopped {len(servers)} Spark Connect check server(s)")
     return 0
 
 

@@ -15,15 +15,30 @@ from checkers.synthetic import HistoryBuilder
 
 
 @pytest.fixture(autouse=True)
-def _check_here(monkeypatch):
-    """`ordeal check` in the test's own process and session (the `spark` fixture), not in a
-    check server: tests/checkers/test_server.py tests the server."""
+def _check_here(request, monkeypatch):
+    """`ordeal check` in the Spark Connect server of the `spark` fixture where the test uses
+    it (as a user's --remote: no shared server of the user's is used or started), else in
+    none: tests/checkers/test_connect.py tests the servers ordeal starts."""
     monkeypatch.setenv("ORDEAL_CHECK_SERVER_IDLE", "0")
+    monkeypatch.delenv("ORDEAL_SPARK_REMOTE", raising=False)
+    if "spark" in request.fixturenames:
+        monkeypatch.setenv("ORDEAL_SPARK_REMOTE", request.getfixturevalue("_server")[0].url)
 
 
 @pytest.fixture(scope="session")
-def spark() -> Iterator[SparkSession]:
-    session = spark_session("local[2]", app_name="ordeal-checker-tests")
+def _server():
+    """A Connect server of the tests' own, and a session of it."""
+    session, server = spark_session("local[2]", small_inputs=True)
+    try:
+        yield server, session
+    finally:
+        session.stop()
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(_server) -> Iterator[SparkSession]:
+    _, session = _server
     # Tiny inputs: compiling generated code and re-planning cost more than they save.
     for key, value in {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
                        "spark.sql.codegen.wholeStage": "false"}.items():

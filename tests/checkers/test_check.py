@@ -1,6 +1,9 @@
 """check_history end to end: results.json for Kafka-only and ordering-only histories, run.json."""
 from __future__ import annotations
 
+import contextlib
+import io
+
 import json
 from pathlib import Path
 
@@ -241,8 +244,12 @@ def test_a_large_history_starts_spark_before_its_convert_a_small_one_when_a_chec
 
 
 def _exchanges(df) -> int:
-    """How many shuffles Spark plans for `df`."""
-    plan = df._jdf.queryExecution().executedPlan().toString()
+    """How many shuffles Spark plans for `df` (its physical plan, as the server explains it)."""
+    told = io.StringIO()
+    with contextlib.redirect_stdout(told):
+        df.explain()
+    plan = told.getvalue()
+    assert "== Physical Plan ==" in plan
     return sum("Exchange" in line and "ReusedExchange" not in line for line in plan.splitlines())
 
 

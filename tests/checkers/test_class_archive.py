@@ -23,11 +23,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def test_the_archive_is_kept_in_ordeals_cache_under_a_hash_of_the_jvm_options(cache: Path) -> None:
+def test_the_archive_is_kept_in_ordeals_cache_under_a_hash_of_the_jvm_options_and_the_driver(
+        cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     small = class_archive.archive_path(small_jvm_options())
     assert small is not None and small.parent == cache and small.name.startswith(class_archive.ARCHIVE_PREFIX)
-    assert class_archive.archive_path(small_jvm_options()) == small
     assert class_archive.archive_path(small_jvm_options() + " -Xmx1g") != small
+    # An archive trained in another driver (py4j's, before Spark Connect) is not this one's.
+    monkeypatch.setattr(class_archive, "SERVER_CLASS", "org.apache.spark.deploy.SparkSubmit")
+    assert class_archive.archive_path(small_jvm_options()) != small
 
 
 def test_a_jvm_maps_the_archive_only_once_it_is_built(cache: Path) -> None:
@@ -64,7 +67,11 @@ def test_each_archive_is_trained_in_a_jvm_set_as_the_one_that_maps_it(cache: Pat
     for small_inputs, mapper in ((True, small_jvm_options()), (False, large_jvm_options())):
         training = session_settings("local[2]", small_inputs=small_inputs, class_dump=dump)
         assert training["spark.driver.extraJavaOptions"].startswith(f"{mapper} -XX:AOTCacheOutput={dump} ")
-        assert training["spark.driver.memory"] == session_settings("local[2]", small_inputs=small_inputs)["spark.driver.memory"]
+        mapping = session_settings("local[2]", small_inputs=small_inputs)
+        # Everything else the same: heap, collector and compilers are what the archive's profiles are of.
+        assert {k: v for k, v in training.items() if k != "spark.driver.extraJavaOptions"} == {
+            k: v for k, v in mapping.items() if k != "spark.driver.extraJavaOptions"}
+        assert f"{mapping['spark.driver.extraJavaOptions']} ".startswith(f"{mapper} ")
 
 
 def _hello_jars(tmp_path: Path) -> tuple[Path, Path]:
@@ -104,7 +111,8 @@ def test_the_java_spark_is_given_leaves_out_the_launchers_options_the_runtime_ca
                           capture_output=True, text=True)
     assert real.returncode != 0 and "jdk.incubator.vector" in real.stdout + real.stderr
     home = java_runtime.java_home(tmp_path / "cache")
-    assert java_runtime.java_home(tmp_path / "cache") == home
+    made = (home / "bin" / "java").stat().st_mtime_ns
+    assert java_runtime.java_home(tmp_path / "cache") == home and (home / "bin" / "java").stat().st_mtime_ns == made
     done = subprocess.run([str(home / "bin" / "java"), *spark_adds, "-Dx=a b", "-cp", str(a), "Hello"],
                           capture_output=True, text=True)
     assert (done.returncode, done.stdout, done.stderr) == (0, "hello\n", "")

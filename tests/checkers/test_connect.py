@@ -1,0 +1,161 @@
+"""The Spark Connect servers `ordeal check` and `ordeal run` use (checkers.connect): a real
+shared local server started by a first check, found warm by the next, held one check at a
+time, stopped by its idle time or `ordeal clean`; and a server a user starts with
+PySpark's own script, reached with --remote."""
+from __future__ import annotations
+
+import fcntl
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from checkers import connect, java_runtime
+from checkers.check import check_run
+from checkers.class_archive import ARCHIVE_PREFIX, cache_dir
+from checkers.history import HistoryError
+from checkers.synthetic import HistoryBuilder
+
+MASTER = "local[2]"
+_TOP = Path(__file__).resolve().parents[2]
+
+
+def _history(run: Path, *, lost: bool = False) -> Path:
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.send(0, "t0", 2, offset=1)
+    h.final_read(9, "t0", 0, [(0, 1)] if lost else [(0, 1), (1, 2)])
+    run.mkdir(parents=True, exist_ok=True)
+    return h.write(run / "history.jsonl")
+
+
+@pytest.fixture
+def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A cache of the test's own (with links to the user's class archives), so that no server of
+    the user's answers; every server of it is stopped at the end."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    for archive in cache_dir().glob(f"{ARCHIVE_PREFIX}*.aot"):
+        (cache / archive.name).symlink_to(archive)
+    monkeypatch.setenv("ORDEAL_CACHE", str(cache))
+    monkeypatch.delenv("ORDEAL_SPARK_REMOTE", raising=False)
+    yield cache
+    connect.stop_all()
+
+
+def _ordeal_check(*args: str, idle: str = "120", env: dict[str, str] | None = None,
+                  timeout: float = 600) -> subprocess.CompletedProcess:
+    env = dict(env or os.environ, ORDEAL_CHECK_SERVER_IDLE=idle)
+    return subprocess.run([sys.executable, "-m", "harness.cli", "check", *args], capture_output=True, text=True,
+                          env=env, cwd=_TOP, timeout=timeout)
+
+
+def _cmdline(pid: int) -> list[str]:
+    return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+
+
+def test_a_first_check_starts_the_shared_server_the_next_ones_find_it_warm_and_it_stops_when_idle(
+        own_cache: Path, tmp_path: Path) -> None:
+    first = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")), idle="20")
+    assert (first.returncode, first.stdout.startswith("valid: true")) == (0, True), first.stderr
+    assert "ordeal check: starting Spark" in first.stderr
+    server = connect.running(MASTER)
+    assert server is not None
+    # The JVM is the one for large histories (checkers.session), as the driver's options say.
+    jvm = _cmdline(server["jvm"])
+    assert "-Xmx6g" in jvm and "-XX:+UseParallelGC" in jvm and "-XX:TieredStopAtLevel=1" not in jvm
+    assert "org.apache.spark.sql.connect.service.SparkConnectServer" in jvm
+
+    second = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "b", lost=True)), idle="20")
+    assert (second.returncode, second.stdout.startswith("valid: false")) == (1, True), second.stderr
+    assert "starting Spark" not in second.stderr
+    assert connect.running(MASTER)["jvm"] == server["jvm"]
+
+    # The check at the end of a run, in the same way (the default master: a server of its own).
+    assert check_run(tmp_path / "a", server_idle=20)["valid"] is True
+    lines = _history(tmp_path / "bad").read_text().splitlines()
+    bad = tmp_path / "bad" / "history.jsonl"
+    bad.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    with pytest.raises(HistoryError, match="line 2"):
+        check_run(bad, server_idle=20)
+    default = connect.running("local[*]")
+    assert default is not None and default["jvm"] != server["jvm"]
+
+    deadline = time.monotonic() + 120
+    while (connect.running(MASTER) or connect.running("local[*]")) and time.monotonic() < deadline:
+        time.sleep(1)
+    assert connect.running(MASTER) is None and connect.running("local[*]") is None
+    assert not Path(f"/proc/{server['jvm']}").exists()
+
+
+def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_cache: Path, tmp_path: Path) -> None:
+    warm = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")))
+    assert warm.returncode == 0, warm.stderr
+    busy, _, _, _ = connect._paths(MASTER)
+    with busy.open("a") as held:  # a check in progress
+        fcntl.flock(held, fcntl.LOCK_EX)
+        waiting = subprocess.Popen([sys.executable, "-m", "harness.cli", "check", "--spark-master", MASTER,
+                                    str(_history(tmp_path / "b"))], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, env=dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="120"), cwd=_TOP)
+        with pytest.raises(subprocess.TimeoutExpired):
+            waiting.wait(timeout=15)
+    out, err = waiting.communicate(timeout=600)
+    assert (waiting.returncode, out.startswith("valid: true")) == (0, True), err
+    assert "waiting for another check to end" in err
+
+    jvm = connect.running(MASTER)["jvm"]
+    cleaned = subprocess.run([sys.executable, "-c", "from checkers.connect import stop_all; print(stop_all())"],
+                             capture_output=True, text=True, cwd=_TOP, timeout=120)
+    assert cleaned.stdout.strip() == repr([MASTER])
+    assert connect.running(MASTER) is None and not Path(f"/proc/{jvm}").exists()
+
+
+def test_bad_settings_of_the_servers_are_refused_in_one_line(tmp_path: Path) -> None:
+    history = str(_history(tmp_path / "a"))
+    for args, idle, said in (
+            ([history], "soon", "ORDEAL_CHECK_SERVER_IDLE='soon': not a number of seconds (0: no shared check server)"),
+            (["--remote", "http://localhost:15002", history], "120", "not an address (sc://HOST:PORT)"),
+            (["--remote", "sc://localhost:15002", "--spark-master", MASTER, history], "120", "exclude each other")):
+        done = _ordeal_check(*args, idle=idle)
+        assert (done.returncode, done.stderr.count("\n")) == (2, 1), done.stderr
+        assert said in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_ordeal_check_remote_reaches_a_server_started_by_pysparks_own_script(tmp_path: Path) -> None:
+    """As a user with a Spark cluster would: its Connect server started by PySpark's
+    sbin/start-connect-server.sh, and `ordeal check --remote sc://localhost:PORT`."""
+    port = _free_port()
+    sbin = connect.spark_home() / "sbin"
+    env = dict(os.environ, JAVA_HOME=str(java_runtime.java_home(cache_dir())), SPARK_PID_DIR=str(tmp_path),
+               SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_IDENT_STRING="ordeal-test")
+    unreachable = _ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")))
+    assert unreachable.returncode == 2 and "could not be reached" in unreachable.stderr
+    subprocess.run([str(sbin / "start-connect-server.sh"), "--master", "local[1]",
+                    "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false"],
+                   env=env, check=True, capture_output=True, timeout=120)
+    try:
+        deadline = time.monotonic() + 180
+        while not connect._listening(port) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        done = _ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")),
+                             str(_history(tmp_path / "b", lost=True)))
+        assert done.returncode == 1, done.stderr
+        assert "starting Spark" not in done.stderr
+        assert [line.split()[:2] for line in done.stdout.splitlines()[:2]] == [["valid:", "true"],
+                                                                               ["valid:", "false"]]
+        env_remote = _ordeal_check(str(_history(tmp_path / "c")),
+                                   env=dict(os.environ, ORDEAL_SPARK_REMOTE=f"sc://localhost:{port}"))
+        assert env_remote.returncode == 0, env_remote.stderr
+        assert (tmp_path / "c" / "results.json").is_file()
+    finally:
+        subprocess.run([str(sbin / "stop-connect-server.sh")], env=env, capture_output=True, timeout=120)
