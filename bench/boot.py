@@ -17,7 +17,7 @@ from pathlib import Path
 
 import docker
 
-from checkers.class_archive import cache_dir
+from ground.cache import cache_dir
 from clusters.cluster import Cluster
 from clusters.images.build import build_all
 from clusters.variant import Variant, load_variant

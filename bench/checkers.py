@@ -289,7 +289,8 @@ class Server:
     its process tree (its watchdog or server process and the JVM under it)."""
 
     def __init__(self, workdir: Path, master: str, side: Side = CONNECT) -> None:
-        from checkers.class_archive import ARCHIVE_PREFIX, cache_dir
+        from checkers.class_archive import ARCHIVE_PREFIX
+        from ground.cache import cache_dir
 
         self.side = side
         self.cache = workdir / f"server-cache-{side.name}"

@@ -22,8 +22,8 @@ import time
 from pathlib import Path
 
 from harness.history import Recorder, read_history
-from harness.noop import NoopClient
-from harness.op import completion, invoke
+from workloads.noop import NoopClient
+from ground.op import completion, invoke
 
 
 def _throughput(recorder: Recorder, t: int, stop: threading.Event) -> tuple[int, int]:

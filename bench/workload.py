@@ -17,7 +17,7 @@ from collections import Counter
 
 from clusters.cluster import Cluster
 from clusters.variant import load_variant
-from harness.generator import Context
+from ground.generator import Context
 from workloads.kafka_log import kafka_log_workload
 
 

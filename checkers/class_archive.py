@@ -42,6 +42,7 @@ import time
 from pathlib import Path
 
 from checkers import java_runtime
+from ground.cache import cache_dir
 
 ARCHIVE_PREFIX = "spark-classes-"
 # The driver every check runs in (checkers.connect starts it): its classes are in the archive.
@@ -54,13 +55,6 @@ TRAINING_OPS = 3000
 LARGE_TRAINING_OPS = 1_000_000
 KEEP = 6  # archives kept (some 210 MB each): a pair for each of the last three checkouts
 _PID_LINE = "training-jvm"
-
-
-def cache_dir() -> Path:
-    """ordeal's cache, as clusters/bootstrap.sh sets it ($ORDEAL_CACHE, or ~/.cache/ordeal): the
-    images' inputs, Fabric's tools, the class archives, the Connect servers' state. The one
-    place Python reads it, so that a boot finds what the bootstrap built."""
-    return Path(os.environ.get("ORDEAL_CACHE") or Path.home() / ".cache" / "ordeal")
 
 
 def _java() -> Path | None:

@@ -44,7 +44,8 @@ from pathlib import Path
 from typing import Any
 
 from checkers import java_runtime
-from checkers.class_archive import SERVER_CLASS, cache_dir
+from checkers.class_archive import SERVER_CLASS
+from ground.cache import cache_dir
 
 DEFAULT_IDLE = 300.0
 START_TIMEOUT = 180.0

@@ -22,13 +22,10 @@ import mmap
 from pathlib import Path
 from typing import Any
 
-NEMESIS = "nemesis"
-OUTCOME = "outcome"
-# What a start did, and what a stop or heal did.
-TOOK_EFFECT, FAILED, NO_TARGET = "took-effect", "failed", "no-target"
-UNDONE, UNDO_FAILED = "undone", "undo-failed"
-START_OUTCOMES = (TOOK_EFFECT, FAILED, NO_TARGET)
-OUTCOMES = (*START_OUTCOMES, UNDONE, UNDO_FAILED)
+from ground.fault_outcome import (FAILED, NO_TARGET, OUTCOME, OUTCOMES, START_OUTCOMES, TOOK_EFFECT,
+                                  UNDO_FAILED, UNDONE)
+from ground.op import NEMESIS
+
 MAX_FAILURES = 20
 _WORD = json.dumps(NEMESIS).encode()
 

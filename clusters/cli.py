@@ -9,7 +9,7 @@ import threading
 import time
 from pathlib import Path
 
-from harness.cli import UsageError
+from ground.errors import UsageError
 
 
 def _docker():

@@ -20,7 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import docker
 from confluent_kafka import KafkaException
 
-from checkers.class_archive import cache_dir
+from ground.cache import cache_dir
 from clusters import labels as L
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
@@ -372,7 +372,7 @@ class Cluster:
         """toxiproxy's API has no authentication: only the host (the network's gateway) may
         reach it; the nodes reach only the proxies. A DROP rule in toxiproxy's namespace,
         entered from the host like the partitions' rules."""
-        from nemesis.namespace import run as in_namespace
+        from clusters.namespace import run as in_namespace
 
         gateway = host_ip(self.subnet, 1)
         rule = ["INPUT", "-p", "tcp", "--dport", str(TOXIPROXY_API_PORT), "!", "-s", gateway, "-j", "DROP"]

@@ -10,9 +10,9 @@ from confluent_kafka.admin import AdminClient
 from clusters.node_config import OSN_OPERATIONS_PORT, ZK_CLIENT_PORT
 
 # librdkafka reports every refused connection while brokers boot; those are expected.
-_QUIET = logging.getLogger("ordeal.kafka-admin")
-_QUIET.addHandler(logging.NullHandler())
-_QUIET.propagate = False
+QUIET = logging.getLogger("ordeal.kafka-admin")
+QUIET.addHandler(logging.NullHandler())
+QUIET.propagate = False
 
 
 def zookeeper_mode(ip: str, timeout: float = 2.0) -> str | None:
@@ -50,7 +50,7 @@ def osn_healthy(ip: str, timeout: float = 2.0) -> bool:
 
 def admin_client(bootstrap_servers: str, **extra: object) -> AdminClient:
     return AdminClient({"bootstrap.servers": bootstrap_servers, "socket.timeout.ms": 5000, **extra},
-                       logger=_QUIET)
+                       logger=QUIET)
 
 
 def kafka_ready(bootstrap_servers: str, brokers: int, timeout: float = 5.0) -> bool:

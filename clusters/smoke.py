@@ -10,7 +10,7 @@ from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
 from clusters.cluster import Cluster
-from clusters.health import _QUIET
+from clusters.health import QUIET
 from clusters.kafka_topics import create_topics
 
 
@@ -42,7 +42,7 @@ def produce(cluster: Cluster, topic: str, values: list[int], timeout: float = 60
     p = cluster.variant.producer
     producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "acks": p.acks,
                          "enable.idempotence": p.enable_idempotence, "retries": p.retries,
-                         "message.timeout.ms": int(timeout * 1000), "linger.ms": 5}, logger=_QUIET)
+                         "message.timeout.ms": int(timeout * 1000), "linger.ms": 5}, logger=QUIET)
     acked: list[tuple[int, int]] = []
 
     def on_delivery(err, msg):  # noqa: ANN001 - librdkafka callback
@@ -59,7 +59,7 @@ def produce(cluster: Cluster, topic: str, values: list[int], timeout: float = 60
 def read_partition(cluster: Cluster, topic: str, partition: int, expected: int, timeout: float = 60.0) -> list[int]:
     """Every value of the partition from the beginning, in offset order."""
     consumer = Consumer({"bootstrap.servers": cluster.bootstrap_servers(), "group.id": f"smoke-{topic}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=_QUIET)
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=QUIET)
     consumer.assign([TopicPartition(topic, partition, 0)])
     values: list[int] = []
     deadline = time.monotonic() + timeout

@@ -13,8 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 
 from clusters import kafka_versions
 from clusters.kafka_versions import VERSION_PATTERN, Mode
-from harness.settings_file import SAFE_NAME, read_settings, settings_path
-from harness.validation_message import one_line
+from ground.expectations import Expectation
+from ground.settings_file import SAFE_NAME, read_settings, settings_path
+from ground.validation_message import one_line
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
@@ -37,20 +38,6 @@ MODE_FAULT_KINDS: dict[str, str] = {
     "controller-quorum-loss": "kraft",
     "isolate-broker-from-controllers": "kraft",
 }
-# What a variant states for a fault kind: "valid" (nothing may be found), "invalid" (the
-# fault is built to break this configuration: the checkers must find it), or
-# "invalid-possible" (either verdict is allowed).
-Expectation = Literal["valid", "invalid", "invalid-possible"]
-
-
-def meets(expectation: str, verdict: str) -> bool | None:
-    """Whether a verdict ("valid" / "invalid" / "unknown") is one the expectation allows;
-    None when the run is undecided ("unknown") and so proves nothing either way."""
-    if verdict == "unknown":
-        return None
-    return expectation == "invalid-possible" or verdict == expectation
-
-
 class VariantError(ValueError):
     """A variant file that cannot be used; str() is the one-line message for the user."""
 

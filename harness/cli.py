@@ -10,6 +10,8 @@ import argparse
 import importlib
 import sys
 
+from ground.errors import UsageError
+
 COMMAND_MODULES = (
     "harness.run_cli",  # run
     "checkers.cli",  # check
@@ -19,10 +21,6 @@ COMMAND_MODULES = (
     "harness.hunt_cli",  # hunt
     "harness.conformance_cli",  # conformance
 )
-
-
-class UsageError(Exception):
-    """A mistake the user can fix; printed as one line, exit 2."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -59,8 +57,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the imported module's main, so that UsageError raised by the parts is the same
-    # class as the one caught here (not a second copy living in __main__).
-    from harness import cli
-
-    sys.exit(cli.main())
+    sys.exit(main())

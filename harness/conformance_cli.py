@@ -32,7 +32,7 @@ def main(args: argparse.Namespace) -> int:
     from clusters import conformance
     from clusters.cluster import Cluster
     from clusters.variant import VariantError, load_variant
-    from harness.cli import UsageError
+    from ground.errors import UsageError
 
     try:
         variant = load_variant(args.variant)

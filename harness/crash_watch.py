@@ -33,7 +33,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from harness.op import INFO, NEMESIS, Op
+from ground.op import INFO, NEMESIS, Op
 
 log = logging.getLogger("ordeal.crash_watch")
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pydantic_core import to_json
 
-from harness.op import NEMESIS, Op
+from ground.op import NEMESIS, Op
 
 log = logging.getLogger("ordeal.history")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli import UsageError
+from ground.errors import UsageError
 
 EPILOG = """\
 Each run draws a new seed; the scenario (default: random, scenarios/random.toml) decides the

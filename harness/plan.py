@@ -10,14 +10,15 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from harness.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
-                               clients, derive_rng, nemesis, once)
-from harness.discovery import import_failures
-from harness.nemesis_api import Nemesis, fault_factory, fault_names
+from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
+                              clients, derive_rng, nemesis, once)
+from ground.nemesis import Nemesis
+from ground.validation_message import one_line
+from ground.workload import Workload
 from harness.random_schedule import RandomSchedule, Request, plan_schedule
 from harness.scenario import Scenario, ScenarioError
-from harness.validation_message import one_line
-from harness.workload import Workload, workload_factory, workload_names
+from nemesis.registry import fault_factory, fault_names
+from workloads.registry import workload_factory, workload_names
 
 HEAL_ALL = "heal-all"  # the op of the heal phase: the runner heals every fault
 
@@ -102,7 +103,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
             factory = workload_factory(spec.name)
         except KeyError:
             raise ScenarioError(f"scenario {source}: workloads.{i}.name: unknown workload {spec.name} "
-                                f"(known: {', '.join(workload_names())}){import_failures('workloads')}") from None
+                                f"(known: {', '.join(workload_names())})") from None
         try:
             workloads[spec.name] = factory(spec.options, variant)
         except ValidationError as exc:
@@ -119,7 +120,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
             factory = fault_factory(name)
         except KeyError:
             raise ScenarioError(f"scenario {source}: nemesis.faults.{i}: unknown fault {name} "
-                                f"(known: {', '.join(fault_names())}){import_failures('nemesis')}") from None
+                                f"(known: {', '.join(fault_names())})") from None
         try:
             nemeses[name] = factory(scenario.nemesis.options.get(name, {}))
         except ValidationError as exc:

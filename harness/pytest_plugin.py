@@ -89,7 +89,7 @@ def run_scenario(request: pytest.FixtureRequest, cluster_pool: ClusterPool,
     `expect` is a variant expectation ("valid", "invalid", "invalid-possible"): the test
     fails when the verdict is not one it allows, or when the run is undecided: unknown,
     the check failed, or (with `require_faults`) no fault of the scenario took effect."""
-    from clusters.variant import meets
+    from ground.expectations import meets
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import ScenarioError, load_scenario, parse_scenario, scenario_path

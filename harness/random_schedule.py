@@ -1,7 +1,7 @@
 """Fault schedules in Jepsen's manner: faults that overlap, a mix that changes every period,
 quiet periods between, all drawn from the run's seed.
 
-`one-at-a-time` (harness.generator.FaultSchedule) starts one fault, stops it, starts the
+`one-at-a-time` (ground.generator.FaultSchedule) starts one fault, stops it, starts the
 next: it finds what a single fault breaks. Bugs that need two faults at once (a pause
 during a partition, a kill while a link is slow) or a cluster that never settles need
 this schedule instead. Time is cut into periods of `period` seconds, each followed by
@@ -21,8 +21,8 @@ import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.generator import NS, Answer, Context, Pending
-from harness.op import Op
+from ground.generator import NS, Answer, Context, Pending
+from ground.op import Op
 
 
 @dataclass(frozen=True)

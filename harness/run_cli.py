@@ -5,7 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from harness.cli import UsageError
+from ground.errors import UsageError
 
 EPILOG = """\
 exit status: 0 valid, 1 anomalies found (valid false), 3 verdict unknown (also when the check

@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any
 
 from harness.crash_watch import CrashWatch
-from harness.generator import Context, Pending, Phases
+from ground.generator import Context, Pending, Phases
 from harness.history import Recorder
-from harness.op import INFO, NEMESIS, Op
-from checkers.faults import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE, faults_missed
-from harness.nemesis_api import NoTarget
+from ground.op import INFO, NEMESIS, Op
+from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
+from checkers.faults import faults_missed
+from ground.nemesis import NoTarget
 from harness.plan import HEAL_ALL, Plan
 from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
 from harness.worker import POLL, ClientWorker

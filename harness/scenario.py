@@ -10,8 +10,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.settings_file import SAFE_NAME, read_settings, settings_path
-from harness.validation_message import one_line
+from ground.settings_file import SAFE_NAME, read_settings, settings_path
+from ground.validation_message import one_line
 
 SCENARIOS_DIR = Path(__file__).resolve().parent.parent / "scenarios"
 

@@ -19,8 +19,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from harness.scenario import SCENARIOS_DIR, ScenarioError
-from harness.settings_file import SAFE_NAME, read_settings, settings_path
-from harness.validation_message import one_line
+from ground.settings_file import SAFE_NAME, read_settings, settings_path
+from ground.validation_message import one_line
 
 SUITES_DIR = SCENARIOS_DIR / "suites"
 BOOT_ESTIMATE = 40.0  # seconds to boot a variant's cluster, before one has been measured
@@ -83,7 +83,7 @@ class Outcome:
         """True / False for a decided run; None when skipped, failed or undecided. A verdict
         the variant allows is undecided when no fault of the scenario took effect: the run
         says nothing about the faults it was for (a verdict it forbids stays UNEXPECTED)."""
-        from clusters.variant import meets
+        from ground.expectations import meets
 
         if self.verdict is None:
             return None

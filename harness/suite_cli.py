@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli import UsageError
+from ground.errors import UsageError
 
 EPILOG = """\
 Shipped suites are scenarios/suites/<name>.toml (smoke: what CI runs; nightly: every

@@ -17,10 +17,10 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
-from harness.client import Client
+from ground.client import Client
 from harness.history import Recorder
-from harness.op import FAIL, INFO, Op, completion, indeterminate, invoke
-from harness.workload import Workload
+from ground.op import FAIL, INFO, Op, completion, indeterminate, invoke
+from ground.workload import Workload
 
 log = logging.getLogger("ordeal.worker")
 

@@ -1,13 +1,13 @@
 """ordeal: nemesis — faults as ops (Jepsen's jepsen.nemesis).
 
-Each module registers its faults with the harness by name (harness/nemesis_api.py), the
-names of clusters/variant.py FAULT_KINDS plus a few more shapes:
+registry.py names every fault (FAULTS), the fault kinds of ground/fault_kinds.py plus a
+few more shapes; the modules that make them:
 
 - process_faults: kill-broker, kill-leader, kill-controller, pause-broker, kill-osn, pause-osn,
   kill-zookeeper, pause-zookeeper
 - partition: partition-halves, isolate-leader, isolate-controller, zk-quorum-loss,
   partition-majorities-ring, isolate-node, zk-from-brokers (topologies.py shapes made into
-  iptables rules in the nodes' namespaces; namespace.py runs them)
+  iptables rules in the nodes' namespaces; clusters/namespace.py runs them)
 - link_faults: link-faults (toxiproxy toxics on client-to-broker links)
 - unclean_toggle: unclean-toggle (unclean.leader.election.enable at run time, read back)
 - targeted_loss: targeted-isr-shrink (Jepsen's 2013 Kafka loss, step by step)
@@ -16,7 +16,8 @@ names of clusters/variant.py FAULT_KINDS plus a few more shapes:
 - disk_loss: disk-loss, disk-loss-sole-in-sync (SIGKILL, the node's volumes emptied as a
   swapped disk, started again; the second first pauses a partition's followers until its
   leader is the only in-sync replica)
-- schedule: mixed (a seeded pick among faults), run_schedule (faults at an interval
+- noop: touches nothing (runs without a cluster)
+- schedule: mixed and txn-mixed (a seeded pick among faults), run_schedule (faults at an interval
   without the harness, always healed)
 
 targets.py picks whom to hit (random, or the leader / ISR / controller read live). Every

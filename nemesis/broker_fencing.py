@@ -21,8 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from clusters.health import admin_client
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
@@ -128,7 +127,3 @@ class BrokerFromControllers(Fault):
         healed = op("heal", self.name, **Firewall(self.cluster).heal())
         self.victim = None
         return [healed] if was or not healed["value"]["connected"] else []
-
-
-register_fault("isolate-broker-from-controllers",
-               lambda options: BrokerFromControllers(FencingOptions.model_validate(options)))

@@ -36,8 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import NoTarget, PartitionState, channel_topics, controller, data_partitions, partition_state
 
@@ -216,8 +215,3 @@ class DiskLoss(Fault):
         started = self._start_down() + self._resume_paused()
         self.last = None
         return [op("heal", self.name, nodes=started)] if started else []
-
-
-register_fault("disk-loss", lambda options: DiskLoss(DiskLossOptions.model_validate(options)))
-register_fault("disk-loss-sole-in-sync",
-               lambda options: DiskLoss(DiskLossOptions.model_validate({"pick": "sole-in-sync", **options})))

@@ -13,7 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
-from harness.op import Op
+from ground.op import Op
 
 
 def op(f: str, fault: str, **value: Any) -> Op:

@@ -11,8 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from toxiproxy.server import Toxiproxy
 
 from clusters.cluster import TOXIPROXY_API_PORT
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import TargetSpec, resolve
 
@@ -99,10 +98,3 @@ class LinkFaultNemesis(Fault):
         was_active = self.active
         healed = self.stop()
         return [healed] if was_active or healed["value"]["toxics_removed"] else []
-
-
-def _make(options: dict[str, Any]) -> LinkFaultNemesis:
-    return LinkFaultNemesis("link-faults", LinkFaultOptions.model_validate(options))
-
-
-register_fault("link-faults", _make)

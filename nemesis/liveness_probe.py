@@ -50,8 +50,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from clusters.node_config import OSN_OPERATIONS_PORT
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
@@ -287,6 +286,3 @@ class KafkaLossProbed(Fault):
         value = self._firewall(self.cluster).heal()
         self.active = False
         return {**value, **summary}, pending
-
-
-register_fault(NAME, lambda options: KafkaLossProbed(LivenessOptions.model_validate(options)))

@@ -18,9 +18,9 @@ import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
 from clusters.node_config import BROKER_PORT, CONTROLLER_PORT, OSN_PORT, ZK_CLIENT_PORT
-from harness.nemesis_api import register_fault
-from harness.op import Op
-from nemesis import namespace, topologies
+from ground.op import Op
+from clusters import namespace
+from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.targets import TargetSpec, resolve, roles_hit
 
@@ -185,26 +185,10 @@ class PartitionNemesis(Fault):
         return [healed] if was_active or not healed["value"]["connected"] else []
 
 
-def _factory(name: str, **defaults: Any):
+def partition_fault(name: str, **defaults: Any):
     def make(options: dict[str, Any]) -> PartitionNemesis:
         merged = {**defaults, **options}
         if "target" in defaults:  # options refine the default target (as process_faults'): its pick stays
             merged["target"] = {**defaults["target"], **options.get("target", {})}
         return PartitionNemesis(name, PartitionOptions.model_validate(merged))
     return make
-
-
-register_fault("partition-halves", _factory("partition-halves", topology="halves"))
-register_fault("isolate-leader", _factory("isolate-leader", topology="isolate", target={"pick": "leader"}))
-register_fault("isolate-controller", _factory("isolate-controller", topology="isolate",
-                                              target={"pick": "controller"}))
-register_fault("zk-quorum-loss", _factory("zk-quorum-loss", topology="zk-split"))
-register_fault("controller-quorum-loss", _factory("controller-quorum-loss", topology="controller-majority"))
-# Shapes beyond the variants' fault kinds, for scenarios that name them.
-register_fault("partition-majorities-ring", _factory("partition-majorities-ring", topology="majorities-ring"))
-register_fault("isolate-node", _factory("isolate-node", topology="isolate"))
-register_fault("zk-from-brokers", _factory("zk-from-brokers", topology="zk-from-brokers"))
-register_fault("isolate-txn-coordinator", _factory("isolate-txn-coordinator", topology="isolate",
-                                                   target={"pick": "txn-coordinator"}))
-register_fault("isolate-group-coordinator", _factory("isolate-group-coordinator", topology="isolate",
-                                                     target={"pick": "group-coordinator"}))

@@ -11,8 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import ROLE_PICKS, TargetSpec, resolve, roles_hit
 
@@ -86,35 +85,8 @@ class ProcessNemesis(Fault):
         return [op(UNDO[self.options.action], self.name, nodes=done)] if done else []
 
 
-def _factory(name: str, action: Action, **target: Any):
+def process_fault(name: str, action: Action, **target: Any):
     def make(options: dict[str, Any]) -> ProcessNemesis:
         merged = {"action": action, **options, "target": {**target, **options.get("target", {})}}
         return ProcessNemesis(name, ProcessOptions.model_validate(merged))
     return make
-
-
-register_fault("kill-broker", _factory("kill-broker", "kill", role="kafka"))
-register_fault("kill-leader", _factory("kill-leader", "kill", pick="leader"))
-register_fault("kill-controller", _factory("kill-controller", "kill", pick="controller"))
-register_fault("pause-broker", _factory("pause-broker", "pause", role="kafka"))
-register_fault("pause-controller", _factory("pause-controller", "pause", pick="controller"))
-register_fault("kill-osn", _factory("kill-osn", "kill", role="osn"))
-register_fault("pause-osn", _factory("pause-osn", "pause", role="osn"))
-register_fault("kill-zookeeper", _factory("kill-zookeeper", "kill", role="zookeeper"))
-register_fault("pause-zookeeper", _factory("pause-zookeeper", "pause", role="zookeeper"))
-register_fault("kill-kraft-controller", _factory("kill-kraft-controller", "kill", role="controller"))
-register_fault("pause-kraft-controller", _factory("pause-kraft-controller", "pause", role="controller"))
-# Compound process faults, for random schedules (harness.random_schedule): every broker killed
-# and then started together, a majority paused, a minority killed or paused.
-register_fault("kill-all-brokers", _factory("kill-all-brokers", "kill", role="kafka", pick="all"))
-register_fault("pause-all-brokers", _factory("pause-all-brokers", "pause", role="kafka", pick="all"))
-register_fault("pause-majority", _factory("pause-majority", "pause", role="kafka", pick="majority"))
-register_fault("kill-minority", _factory("kill-minority", "kill", role="kafka", pick="minority"))
-register_fault("pause-minority", _factory("pause-minority", "pause", role="kafka", pick="minority"))
-# Transactions (issue 17): the broker coordinating a kafka-txn producer's transactional.id (the
-# leader of its __transaction_state partition), or its consumers' group (of __consumer_offsets).
-for _action in ("kill", "pause"):
-    for _coordinator in ("txn-coordinator", "group-coordinator"):
-        register_fault(f"{_action}-{_coordinator}", _factory(f"{_action}-{_coordinator}", _action, pick=_coordinator))
-# The fault kind of scenarios/txn-coordinator-pause.toml.
-register_fault("txn-coordinator-pause", _factory("txn-coordinator-pause", "pause", pick="txn-coordinator"))

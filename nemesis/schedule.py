@@ -11,8 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.nemesis_api import fault_factory, register_fault
-from harness.op import Op
+from ground.nemesis import FaultFactory
+from ground.op import Op
 from nemesis.fault import Fault
 
 MIXED_DEFAULT = ["kill-broker", "pause-broker", "partition-halves", "isolate-leader", "kill-controller",
@@ -38,7 +38,8 @@ class Mixed(Fault):
 
     name = "mixed"
 
-    def __init__(self, options: MixedOptions, name: str = "mixed"):
+    def __init__(self, options: MixedOptions, faults: dict[str, FaultFactory], name: str = "mixed"):
+        """`faults`: the registry its parts are looked up in (nemesis/registry.py passes its own)."""
         self.name = name  # "mixed", or "txn-mixed" (other default faults)
         super().__init__(options.seed)
         if {"mixed", "txn-mixed"} & set(options.faults):
@@ -46,7 +47,7 @@ class Mixed(Fault):
         self.parts: dict[str, Any] = {}
         for name in options.faults:
             try:
-                self.parts[name] = fault_factory(name)(options.options.get(name, {}))
+                self.parts[name] = faults[name](options.options.get(name, {}))
             except KeyError:
                 raise ValueError(f"unknown fault {name}") from None
         self.active: str | None = None
@@ -85,11 +86,6 @@ class Mixed(Fault):
         for part in self.parts.values():
             ops.extend(part.heal_all())
         return ops
-
-
-register_fault("mixed", lambda options: Mixed(MixedOptions.model_validate(options)))
-register_fault("txn-mixed", lambda options: Mixed(MixedOptions.model_validate({"faults": TXN_MIXED_DEFAULT, **options}),
-                                                  name="txn-mixed"))
 
 
 def run_schedule(faults: list[Fault], *, interval: float, duration: float, seed: int,

@@ -36,8 +36,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.partition import Firewall
@@ -229,7 +228,3 @@ def _spares_a_follower(state: PartitionState, in_sync: int) -> bool:
     """Whether the partition has a leader and more in-sync followers than the in-sync group
     keeps (`in_sync`, leader included): one at least is left to go stale."""
     return state.leader is not None and len(state.in_sync_followers) >= in_sync
-
-
-register_fault("targeted-isr-shrink",
-               lambda options: TargetedIsrShrink(TargetedLossOptions.model_validate(options)))

@@ -30,8 +30,7 @@ from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.health import admin_client
-from harness.nemesis_api import register_fault
-from harness.op import Op
+from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import elect_unclean, leaderless, user_partitions
 
@@ -192,6 +191,3 @@ class UncleanToggle(Fault):
             if stray:  # back to inheriting the variant's static value
                 self.before[node.name] = Setting(self.cluster.variant.kafka.unclean_leader_election_enable, False)
         return [self.restore()] if self.before else []
-
-
-register_fault("unclean-toggle", lambda options: UncleanToggle(UncleanOptions.model_validate(options)))

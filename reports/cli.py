@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from harness.cli import UsageError
+from ground.errors import UsageError
 from reports import COMPARE
 
 # The pages' modules (matplotlib, jinja2) are imported by the commands that write them: a

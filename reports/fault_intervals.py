@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Any, Callable
 
-from checkers.faults import FAILED, NO_TARGET, OUTCOME, UNDO_FAILED
+from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, UNDO_FAILED
 
 # Outcomes of requests that did nothing known (checkers.faults): they open and close nothing.
 NOTHING_DONE = (FAILED, NO_TARGET, UNDO_FAILED)

@@ -13,7 +13,7 @@ from typing import Any
 
 from checkers.faults import faults_missed
 from checkers.verdict import KAFKA, NODES, ORDERING, fails
-from clusters.variant import meets
+from ground.expectations import meets
 
 HISTORY = "history.jsonl"
 RUN = "run.json"

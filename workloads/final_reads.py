@@ -13,8 +13,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from harness.generator import NS, Answer, Context, Pending
-from harness.op import OK, Op
+from ground.generator import NS, Answer, Context, Pending
+from ground.op import OK, Op
 
 
 def _key(value: Any) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from harness.op import FAIL, INFO
+from ground.op import FAIL, INFO
 
 # The broker refuses these on every attempt of the same request, before anything is
 # appended, whatever the cluster's state: the record batch itself is unacceptable

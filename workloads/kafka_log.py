@@ -19,10 +19,10 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.health import _QUIET
-from harness.generator import Answer, Context
-from harness.op import FAIL, INFO, OK, Op
-from harness.workload import Workload, register_workload
+from clusters.health import QUIET
+from ground.generator import Answer, Context
+from ground.op import FAIL, INFO, OK, Op
+from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
 from workloads.kafka_errors import error_code, send_outcome
 from workloads.partition_read import read_partition, record
@@ -203,7 +203,7 @@ class KafkaLogClient:
             # After an unclean election truncates the log below a consumer's position it
             # restarts from the earliest offset: the checkers see that as nonmonotonic-poll.
             "auto.offset.reset": "earliest",
-        }, logger=_QUIET)
+        }, logger=QUIET)
 
     def assign(self, value: dict[str, Any]) -> Op:
         if self.opts.group is not None:
@@ -311,6 +311,3 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
 
     return Workload(name="kafka-log", client=KafkaLogClient(opts, state), generator=generator,
                     final_generator=final_generator)
-
-
-register_workload("kafka-log", kafka_log_workload)

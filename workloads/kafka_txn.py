@@ -30,21 +30,18 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.health import _QUIET
-from harness.generator import Answer, Context
-from harness.op import FAIL, INFO, OK, Op
-from harness.workload import Workload, register_workload
+from clusters.health import QUIET
+from ground.generator import Answer, Context
+from ground.op import FAIL, INFO, OK, Op
+from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
 from workloads.kafka_errors import error_code
 from workloads.kafka_log import Unassigned
 from workloads.partition_read import read_partition, record
 from workloads.topics import TopicSet
+from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
 READ_COMMITTED, READ_UNCOMMITTED = "read_committed", "read_uncommitted"
-# Names faults aim at (nemesis/targets.py: the coordinator of an id or group): transactional
-# ids "<prefix>-<n>", n counted from 0 per run and reused (TransactionalIds), and consumer
-# groups "<prefix>-c<thread>" of each worker thread's consumer.
-TRANSACTIONAL_ID_PREFIX = GROUP_PREFIX = "ordeal-txn"
 
 
 class KafkaTxnOptions(BaseModel):
@@ -186,7 +183,7 @@ class KafkaTxnClient:
                 "message.timeout.ms": int(self.opts.txn_timeout * 1000),
                 "request.timeout.ms": max(1000, int(self.opts.txn_timeout * 500)),
                 "retries": max(p.retries, 1), "linger.ms": 0,
-            }, logger=_QUIET)
+            }, logger=QUIET)
             # Fences any producer that held this id before (a retired process's): its open txn is aborted.
             producer.init_transactions(self.opts.txn_timeout)
             self.producer = producer
@@ -198,7 +195,7 @@ class KafkaTxnClient:
             "group.id": f"{self.state.group_prefix}-{name}",  # assign mode; the group holds send_offsets' commits
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest", "isolation.level": self.opts.isolation,
-        }, logger=_QUIET)
+        }, logger=QUIET)
 
     def assign(self, value: dict[str, Any]) -> Op:
         if self.consumer is None:
@@ -358,6 +355,3 @@ def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload
 
     return Workload(name="kafka-txn", client=KafkaTxnClient(opts, state), generator=generator,
                     final_generator=final_generator)
-
-
-register_workload("kafka-txn", kafka_txn_workload)

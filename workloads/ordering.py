@@ -20,9 +20,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
-from harness.generator import Answer, Context
-from harness.op import FAIL, INFO, OK, Op
-from harness.workload import Workload, register_workload
+from ground.generator import Answer, Context
+from ground.op import FAIL, INFO, OK, Op
+from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
 
 REFUSED = frozenset({"BAD_REQUEST", "NOT_FOUND", "FORBIDDEN"})  # checked before anything reaches Kafka
@@ -279,6 +279,3 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
 
     return Workload(name="ordering", client=OrderingClient(opts, cursors, finals, nudges=nudges), generator=generator,
                     final_generator=final_generator)
-
-
-register_workload("ordering", ordering_workload)

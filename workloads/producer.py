@@ -14,7 +14,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
 
-from clusters.health import _QUIET
+from clusters.health import QUIET
 
 
 class SharedProducer:
@@ -48,7 +48,7 @@ class SharedProducer:
     def _current(self) -> Producer:
         with self._lock:
             if self._producer is None:
-                self._producer, self._stop = Producer(self.config, logger=_QUIET), threading.Event()
+                self._producer, self._stop = Producer(self.config, logger=QUIET), threading.Event()
                 threading.Thread(target=_serve, args=(self._producer, self._stop), name="producer-poll",
                                  daemon=True).start()
             return self._producer

@@ -16,7 +16,8 @@ import pytest
 
 from checkers import connect, java_runtime
 from checkers.check import check_run
-from checkers.class_archive import ARCHIVE_PREFIX, cache_dir
+from checkers.class_archive import ARCHIVE_PREFIX
+from ground.cache import cache_dir
 from checkers.history import HistoryError
 from checkers.synthetic import HistoryBuilder
 

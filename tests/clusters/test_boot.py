@@ -33,7 +33,7 @@ def test_every_node_process_runs_as_an_unprivileged_user(fabric: Cluster) -> Non
 
 def test_only_the_host_reaches_the_toxiproxy_api(fabric: Cluster) -> None:
     from clusters.cluster import TOXIPROXY_API_PORT
-    from nemesis.namespace import reachable, tcp_probe
+    from clusters.namespace import reachable, tcp_probe
 
     api, proxy = (fabric.toxiproxy.ip, TOXIPROXY_API_PORT), (fabric.toxiproxy.ip, 19091)
     seen = tcp_probe(fabric.brokers[0].pid, [api, proxy])

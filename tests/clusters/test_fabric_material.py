@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.class_archive import cache_dir
+from ground.cache import cache_dir
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.orderer.config_update import sign_channel_creation

@@ -101,7 +101,7 @@ def test_acknowledged_writes_survive_a_sigkill_of_the_active_controller(kraft: C
 
 
 def test_controller_quorum_loss_leaves_no_active_controller_until_healed(kraft: Cluster) -> None:
-    from harness.nemesis_api import fault_factory
+    from nemesis.registry import fault_factory
 
     fault = fault_factory("controller-quorum-loss")({})
     fault.setup(kraft)
@@ -116,7 +116,7 @@ def test_controller_quorum_loss_leaves_no_active_controller_until_healed(kraft: 
 
 
 def test_a_broker_cut_from_the_controllers_is_fenced_and_rejoins_after_the_heal(kraft: Cluster) -> None:
-    from harness.nemesis_api import fault_factory
+    from nemesis.registry import fault_factory
 
     fault = fault_factory("isolate-broker-from-controllers")({})
     fault.setup(kraft)
@@ -135,7 +135,7 @@ def test_a_leaderless_partition_is_elected_explicitly_when_unclean_election_is_s
     acknowledges alone, then dies too; kafka2 returns out of sync and the partition stays
     leaderless (unclean election off) until the toggle switches it on and asks for an
     UNCLEAN election, which elects kafka2 and loses what kafka1 acknowledged alone."""
-    from harness.nemesis_api import fault_factory
+    from nemesis.registry import fault_factory
 
     topic = "t-unclean"
     admin = admin_client(kraft.bootstrap_servers())

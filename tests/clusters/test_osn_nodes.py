@@ -15,7 +15,7 @@ import pytest
 from clusters.cluster import Cluster
 from clusters.fabric.material import SYSTEM_CHANNEL
 from clusters.orderer.client import OsnClient
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from nemesis.targets import partition_state
 
 pytestmark = pytest.mark.cluster

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.nemesis_api import NoTarget, register_fault
+from ground.nemesis import NoTarget
+from nemesis.registry import register_fault
 
 NAME = "always-fails"
 

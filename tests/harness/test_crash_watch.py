@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass, field
 
 from harness.crash_watch import CrashWatch
-from harness.nemesis_api import register_fault
+from nemesis.registry import register_fault
 
 
 @dataclass

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import itertools
 
-from harness import generator as gen
-from harness.generator import NS, Context, Pending
-from harness.op import NEMESIS
+from ground import generator as gen
+from ground.generator import NS, Context, Pending
+from ground.op import NEMESIS
 from harness.plan import HEAL_ALL, prepare
 from harness.scenario import parse_scenario
 

@@ -10,7 +10,7 @@ from collections import Counter
 import pytest
 
 from harness.history import HistoryError, Recorder, read_history
-from harness.op import completion, invoke
+from ground.op import completion, invoke
 
 
 def record_from_threads(path, threads=16, ops_per_thread=2000, **recorder_options):

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from harness.generator import NS
+from ground.generator import NS
 from harness.history import read_history
-from harness.nemesis_api import fault_factory, register_fault
+from nemesis.registry import fault_factory, register_fault
 from harness.plan import prepare
 from harness.random_schedule import Request, overlaps, plan_schedule
 from harness.runner import Runner

@@ -10,13 +10,14 @@ from collections import defaultdict
 import pytest
 
 from harness.history import read_history
-from harness.noop import NoopClient, noop_workload
-from harness.op import OK
+from workloads.noop import NoopClient, noop_workload
+from ground.op import OK
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario
-from harness.nemesis_api import register_fault
-from harness.workload import Workload, register_workload
+from nemesis.registry import register_fault
+from ground.workload import Workload
+from workloads.registry import register_workload
 from tests.harness import failing_fault  # noqa: F401  registers always-fails
 
 BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,

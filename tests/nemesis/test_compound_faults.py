@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec, resolve
 from tests.nemesis.test_faults import FakeCluster
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from nemesis import disk_loss
 from nemesis.targets import PartitionState
 from tests.nemesis.test_faults import FakeCluster, FakeNode

@@ -39,14 +39,14 @@ from clusters.health import admin_client, ensemble_has_leader, zookeeper_mode
 from clusters.kafka_topics import create_topics
 from clusters.node_config import CONTROLLER_ID_BASE, CONTROLLER_PORT
 from clusters.variant import FAULT_KINDS, load_variant
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from harness.scenario import load_scenario, scenario_path
-from nemesis import namespace
+from clusters import namespace
 from nemesis.link_faults import remove_toxics
 from nemesis.partition import PROBE_PORT, Firewall
 from nemesis.targets import TargetSpec
 from tests.nemesis.probes import api_versions_round_trip
-from workloads.kafka_txn import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
+from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 

@@ -8,10 +8,10 @@ from types import SimpleNamespace
 import pytest
 
 from clusters.variant import FAULT_KINDS
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
-from nemesis.schedule import Mixed, MixedOptions, run_schedule
+from nemesis.schedule import run_schedule
 from nemesis.targets import PartitionState, TargetSpec, resolve
 
 
@@ -99,7 +99,7 @@ def test_each_start_draws_from_the_schedules_seed_so_runs_differ_and_a_seed_repl
     picks = [victim(s) for s in range(30)]
     assert len(set(picks)) > 1  # the options' seed alone made every run pick the same
     assert [victim(s) for s in range(30)] == picks  # the same seeds, the same picks
-    mixed = Mixed(MixedOptions(faults=["kill-broker", "pause-broker"]))
+    mixed = fault_factory("mixed")({"faults": ["kill-broker", "pause-broker"]})
     mixed.setup(cluster)
     firsts = set()
     for s in range(20):
@@ -294,7 +294,7 @@ def test_schedule_heals_when_interrupted_mid_fault() -> None:
 
 def test_mixed_starts_a_seeded_pick_and_stops_that_one() -> None:
     cluster = FakeCluster()
-    mixed = Mixed(MixedOptions(faults=["kill-broker", "pause-broker"], seed=2))
+    mixed = fault_factory("mixed")({"faults": ["kill-broker", "pause-broker"], "seed": 2})
     mixed.setup(cluster)
     first = mixed.invoke({"f": "start", "fault": "mixed"})
     assert first["f"] in ("kill", "pause") and first["value"]["fault"] in ("kill-broker", "pause-broker")
@@ -302,4 +302,4 @@ def test_mixed_starts_a_seeded_pick_and_stops_that_one() -> None:
     assert stopped["f"] == {"kill": "start", "pause": "resume"}[first["f"]]
     assert all(n.state == "running" for n in cluster.nodes)
     with pytest.raises(ValueError, match="itself"):
-        Mixed(MixedOptions(faults=["mixed"]))
+        fault_factory("mixed")({"faults": ["mixed"]})

@@ -13,10 +13,10 @@ import networkx as nx
 import pytest
 
 from clusters.variant import FAULT_KINDS, load_variant
-from harness.nemesis_api import fault_factory
+from nemesis.registry import fault_factory
 from nemesis import liveness_probe
 from nemesis.liveness_probe import BY, KafkaLossProbed, LivenessOptions, http_probe
-from nemesis.schedule import Mixed, MixedOptions, run_schedule
+from nemesis.schedule import run_schedule
 
 FAST = {"probe_interval": 0.01, "probe_timeout": 0.01, "failure_threshold": 3}
 
@@ -330,7 +330,7 @@ def test_the_fault_kind_and_its_expectations() -> None:
 
 
 def test_mixed_and_run_schedule_bind_the_recorder() -> None:
-    mixed = Mixed(MixedOptions(faults=["kafka-loss-probed", "kill-osn"]))
+    mixed = fault_factory("mixed")({"faults": ["kafka-loss-probed", "kill-osn"]})
     seen: list[dict] = []
     mixed.bind_recorder(seen.append)
     assert mixed.parts["kafka-loss-probed"].record == seen.append

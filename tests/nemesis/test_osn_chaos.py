@@ -10,8 +10,8 @@ import pytest
 from clusters.cluster import Cluster
 from clusters.node_config import CLUSTER_PORT
 from clusters.variant import load_variant
-from harness.nemesis_api import fault_factory
-from nemesis.namespace import reachable, tcp_probe
+from nemesis.registry import fault_factory
+from clusters.namespace import reachable, tcp_probe
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 OSN_VARIANT = Path(__file__).with_name("osn.toml")

@@ -9,7 +9,7 @@ import time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import NewTopic
 
-from clusters.health import _QUIET
+from clusters.health import QUIET as _QUIET
 from clusters.kafka_topics import create_topics
 from nemesis.targets import partition_state
 

@@ -6,7 +6,7 @@ import argparse
 import pytest
 
 from harness import conformance_cli
-from harness.cli import UsageError
+from ground.errors import UsageError
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from harness.op import FAIL, INFO
+from ground.op import FAIL, INFO
 from workloads.kafka_errors import error_code, send_outcome
 
 

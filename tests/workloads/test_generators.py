@@ -8,8 +8,8 @@ import pytest
 from pydantic import ValidationError
 
 from clusters.variant import load_variant
-from harness.generator import Context, Pending
-from harness.workload import workload_factory
+from ground.generator import Context, Pending
+from workloads.registry import workload_factory
 
 VARIANT = load_variant("fabric-recommended")
 
@@ -152,7 +152,7 @@ def test_a_final_read_that_was_not_ok_is_asked_again_and_the_phase_ends_when_all
 
 
 def test_a_final_read_whose_call_hangs_is_asked_again_once_it_is_stale():
-    from harness.generator import NS
+    from ground.generator import NS
 
     w = workload_factory("kafka-log")({"topics": 1, "partitions": 1, "final_read_timeout": 5}, VARIANT)
     final = w.final_generator()

@@ -9,9 +9,9 @@ import pytest
 from pydantic import ValidationError
 
 from clusters.variant import load_variant
-from harness.generator import Context
-from harness.nemesis_api import fault_factory
-from harness.workload import workload_factory
+from ground.generator import Context
+from nemesis.registry import fault_factory
+from workloads.registry import workload_factory
 from nemesis import partition, targets, topologies
 from nemesis.targets import coordinator_partition, java_string_hash
 from tests.nemesis.test_faults import FakeCluster

@@ -9,8 +9,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness.generator import Context
-from harness.op import FAIL, INFO, OK
+from ground.generator import Context
+from ground.op import FAIL, INFO, OK
 
 pytestmark = pytest.mark.cluster
 
@@ -29,7 +29,7 @@ def cluster():
 
 @pytest.fixture(scope="module")
 def kafka_log(cluster):
-    from harness.workload import workload_factory
+    from workloads.registry import workload_factory
 
     return workload_factory("kafka-log")({"poll_timeout": 0.5}, cluster.variant)
 
@@ -167,7 +167,7 @@ def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cl
 
 
 def test_a_consumer_in_a_group_subscribes_and_polls_what_was_sent(cluster):
-    from harness.workload import workload_factory
+    from workloads.registry import workload_factory
 
     grouped = workload_factory("kafka-log")({"group": "g-test", "send_fraction": 0.0, "poll_timeout": 0.5},
                                             cluster.variant)
@@ -193,7 +193,7 @@ def test_a_consumer_in_a_group_subscribes_and_polls_what_was_sent(cluster):
 
 
 def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
-    from harness.workload import workload_factory
+    from workloads.registry import workload_factory
 
     ordering = workload_factory("ordering")({"broadcast_fraction": 1.0}, cluster.variant)
     gen = ordering.generator(random.Random(8))
@@ -266,7 +266,7 @@ def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(
     """Last in the module: it stops a broker. With min.insync.replicas = RF = 3 and one
     replica's broker stopped, Kafka refuses every acks=all write before appending it."""
     from clusters.health import admin_client
-    from harness.workload import workload_factory
+    from workloads.registry import workload_factory
 
     v = cluster.variant
     workload = workload_factory("kafka-log")({"send_timeout": 3, "topics": 1, "partitions": 1}, v)

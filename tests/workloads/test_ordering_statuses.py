@@ -8,8 +8,8 @@ import pytest
 
 from clusters.orderer.identity import NamedIdentity
 from clusters.variant import load_variant
-from harness.op import FAIL, INFO, OK
-from harness.workload import workload_factory
+from ground.op import FAIL, INFO, OK
+from workloads.registry import workload_factory
 from tests.orderer.osn_fixture import running_osn
 
 VARIANT = load_variant("fabric-recommended")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Protocol, Union
 
-from harness.op import NEMESIS, Op
+from ground.op import NEMESIS, Op
 
 NS = 1_000_000_000
 

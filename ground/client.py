@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from harness.op import Op
+from ground.op import Op
 
 
 class Client(Protocol):

@@ -1,22 +1,17 @@
-"""The Nemesis protocol and the registry of faults by name (Jepsen's jepsen.nemesis).
+"""The Nemesis contract (Jepsen's jepsen.nemesis): a nemesis is a client whose ops are faults.
 
-A nemesis is a client whose ops are faults. The run's fault schedule sends it
-{"f": "start" | "stop", "fault": name}; it answers the nemesis op to record, in
-docs/history-format.md's shape: {"f": "kill" | "start" | "pause" | "resume" | "partition" | "heal" |
-"link-fault" | "config", "value": {...what was done, to which nodes...}}. The runner
-records it as process "nemesis", type "info", and flushes the history at once.
-
-Modules under nemesis/ call `register_fault` when imported; `fault_factory` imports them
-all (and the harness's own noop) on first use.
+The run's fault schedule sends it {"f": "start" | "stop", "fault": name}; it answers the
+nemesis op to record, in docs/history-format.md's shape: {"f": "kill" | "start" | "pause" |
+"resume" | "partition" | "heal" | "link-fault" | "config", "value": {...what was done, to
+which nodes...}}. The runner records it as process "nemesis", type "info", and flushes the
+history at once. nemesis/registry.py names every fault.
 """
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from harness.discovery import import_failures, import_package_modules
-from harness.op import Op
+from ground.op import Op
 
 
 class Nemesis(Protocol):
@@ -50,25 +45,3 @@ class NoTarget(RuntimeError):
 
 # factory(options) -> Nemesis; bad options raise ValueError with a one-line message.
 FaultFactory = Callable[[dict[str, Any]], Nemesis]
-
-_FAULTS: dict[str, FaultFactory] = {}
-
-
-def register_fault(name: str, factory: FaultFactory) -> None:
-    _FAULTS[name] = factory
-
-
-def _discover() -> None:
-    importlib.import_module("harness.noop")
-    import_package_modules("nemesis")
-
-
-def fault_names() -> list[str]:
-    _discover()
-    return sorted(_FAULTS)
-
-
-def fault_factory(name: str) -> FaultFactory:
-    """The factory registered as `name`; KeyError if there is none."""
-    _discover()
-    return _FAULTS[name]

@@ -16,10 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from harness.generator import Seq, Source
-from harness.nemesis_api import register_fault
-from harness.op import OK, Op
-from harness.workload import Workload, register_workload
+from ground.generator import Seq, Source
+from ground.op import OK, Op
+from ground.workload import Workload
 
 
 class NoopOptions(BaseModel):
@@ -95,32 +94,3 @@ def noop_workload(options: dict[str, Any], variant: Any = None) -> Workload:
 
     return Workload(name="noop", client=NoopClient(opts, MemoryLog()), generator=generator,
                     final_generator=final_generator, needs_cluster=False)
-
-
-class NoopNemesis:
-    needs_cluster = False
-
-    def __init__(self, options: dict[str, Any] | None = None):
-        if options:
-            raise ValueError(f"noop takes no options (got {', '.join(sorted(options))})")
-        self.active = False
-
-    def setup(self, cluster: Any) -> None:
-        pass
-
-    def invoke(self, op: Op) -> Op:
-        if op["f"] == "start":
-            self.active = True
-            return {"f": "noop", "value": {"fault": "noop"}}
-        self.active = False
-        return {"f": "heal", "value": {"fault": "noop"}}
-
-    def heal_all(self) -> list[Op]:
-        if not self.active:
-            return []
-        self.active = False
-        return [{"f": "heal", "value": {"fault": "noop"}}]
-
-
-register_workload("noop", noop_workload)
-register_fault("noop", NoopNemesis)

@@ -1,0 +1,7 @@
+"""A mistake the user can fix, as opposed to a bug of ordeal's: the command line prints its
+message as one line and exits 2 (harness/cli.py), whichever part raised it."""
+from __future__ import annotations
+
+
+class UsageError(Exception):
+    """A mistake the user can fix; printed as one line, exit 2."""
