@@ -17,10 +17,10 @@ from pathlib import Path
 
 import docker
 
-from ground.cache import cache_dir
 from clusters.cluster import Cluster
 from clusters.images.build import build_all
 from clusters.variant import Variant, load_variant
+from ground.cache import cache_dir
 
 
 def drop_page_cache() -> bool:

@@ -64,8 +64,8 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 # Run as a script, this file's directory comes first on sys.path and its name would
@@ -141,7 +141,7 @@ def _measure(run: Path, master: str, repeat: int) -> None:
     demand (beside the convert, for a large history), then `repeat` times warm in that JVM;
     print one JSON line per figure. The cold figure's JVM seconds are the JVM's whole life."""
     from checkers.check import check_history
-    from checkers.session import SessionOnDemand, small_file
+    from checkers.runtime.session import SessionOnDemand, small_file
 
     shutil.rmtree(run / "history.parquet", ignore_errors=True)
     on_demand = SessionOnDemand(master, small=small_file(run / "history.jsonl"))  # a Connect server of its own
@@ -272,7 +272,7 @@ class Side:
         return dict(env, PYTHONPATH=str(self.top))
 
 
-CONNECT = Side("connect", _TOP, b"checkers.connect", "from checkers.connect import stop_all; stop_all()")
+CONNECT = Side("connect", _TOP, b"checkers.runtime.connect", "from checkers.runtime.connect import stop_all; stop_all()")
 SIDES: list[Side] = [CONNECT]
 # Per figure (a label), per side: (seconds, ref) of the run (for --compare's table).
 FIGURES: dict[str, dict[str, tuple[float, float]]] = {}
@@ -289,7 +289,7 @@ class Server:
     its process tree (its watchdog or server process and the JVM under it)."""
 
     def __init__(self, workdir: Path, master: str, side: Side = CONNECT) -> None:
-        from checkers.class_archive import ARCHIVE_PREFIX
+        from checkers.runtime.class_archive import ARCHIVE_PREFIX
         from ground.cache import cache_dir
 
         self.side = side

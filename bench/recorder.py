@@ -21,9 +21,9 @@ import threading
 import time
 from pathlib import Path
 
+from ground.op import completion, invoke
 from harness.history import Recorder, read_history
 from workloads.noop import NoopClient
-from ground.op import completion, invoke
 
 
 def _throughput(recorder: Recorder, t: int, stop: threading.Event) -> tuple[int, int]:

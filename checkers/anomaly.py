@@ -1,7 +1,7 @@
 """The shape every anomaly transform returns, so that all of them can be unioned.
 
 An anomaly row is (history, anomaly, evidence, example, order): which history of the
-batch it is of (checkers.history.HISTORY), the anomaly's name as in docs/anomalies.md, the sorted
+batch it is of (checkers.ingest.history.HISTORY), the anomaly's name as in docs/anomalies.md, the sorted
 history indices that prove it, a small JSON object explaining it, and a key that orders
 examples (the first evidence index).
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from checkers.history import HISTORY
+from checkers.ingest.history import HISTORY
 
 COLUMNS = (HISTORY, "anomaly", "evidence", "example", "order")
 

@@ -33,11 +33,11 @@ from pyspark.sql import functions as F
 from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.faults import history_fault_outcomes
-from checkers.history import HISTORY, RUN_FILE, History, HistoryError, Tables, history_file, load_history
-from checkers.session import SessionOnDemand, SparkUnavailable, fit_to_input, small_file
+from checkers.ingest.history import HISTORY, History, HistoryError, Tables, history_file, load_history
+from checkers.runtime.session import SessionOnDemand, SparkUnavailable, fit_to_input, small_file
 from checkers.verdict import CHECKERS, checker_valid, overall_valid
+from ground.run_files import RESULTS_JSON, RUN_JSON
 
-RESULTS_FILE = "results.json"
 MAX_EXAMPLES = 10
 MAX_EVIDENCE = 1000
 MAX_NOT_JUDGED = 20
@@ -60,13 +60,13 @@ class RunInfo:
 def read_run_info(run_dir: Path) -> RunInfo:
     """Variant, scenario and producer idempotence from run.json in `run_dir`, if there is one."""
     try:
-        raw = json.loads((run_dir / RUN_FILE).read_text())
+        raw = json.loads((run_dir / RUN_JSON).read_text())
     except FileNotFoundError:
         return RunInfo()
     except (OSError, ValueError) as exc:
-        raise HistoryError(f"{run_dir / RUN_FILE}: unreadable run file ({exc})") from None
+        raise HistoryError(f"{run_dir / RUN_JSON}: unreadable run file ({exc})") from None
     if not isinstance(raw, dict):
-        raise HistoryError(f"{run_dir / RUN_FILE}: not a JSON object")
+        raise HistoryError(f"{run_dir / RUN_JSON}: not a JSON object")
 
     def name(key: str) -> str | None:
         part = raw.get(key)
@@ -118,7 +118,7 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
                     progress: Progress | None = None) -> list[dict[str, Any] | HistoryError]:
     """Check several histories (run directories or history files) as one batch: one set of
     Spark jobs judges them all, each as if alone (every table marks its rows with their
-    history, checkers.history.HISTORY, and every check keys by it), so that a batch of
+    history, checkers.ingest.history.HISTORY, and every check keys by it), so that a batch of
     small histories costs about what one costs. Writes each one's results.json; returns, in
     the order of `paths`, its results, or the HistoryError that kept it from being checked
     (the others are checked all the same).
@@ -126,7 +126,7 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
     `out_dir` takes one history only. `idempotent` overrides what run.json says about the
     producer; `spark` is a running session, or one started on demand (only if a checker
     runs: several batches share one that way; without one, a Connect server of this call's
-    own, stopped at its end, checkers.session.SessionOnDemand), except that for a large history, whose
+    own, stopped at its end, checkers.runtime.session.SessionOnDemand), except that for a large history, whose
     check all but surely needs it, it is started at once, beside the convert: the user
     then waits for the longer of the two, not for both. `progress` hears a line as each
     long step begins, with the number of the history it is of (None: of the batch).
@@ -172,7 +172,7 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
                         proven=any(c.proves(history.counts) for c in mine))
         results.update(variant=loaded.run.variant, scenario=loaded.run.scenario,
                        faults=history_fault_outcomes(history.source))
-        (loaded.out / RESULTS_FILE).write_text(json.dumps(results, indent=2) + "\n")
+        (loaded.out / RESULTS_JSON).write_text(json.dumps(results, indent=2) + "\n")
         answers[n] = results
     return answers  # type: ignore[return-value]  # every one is set above
 
@@ -219,17 +219,15 @@ def batch_tables(spark: SparkSession, histories: list[History]) -> Tables:
 
 
 def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | None = None,
-              server_idle: float = 0.0, note: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """check_history for `ordeal run`'s check at its end: in the Spark Connect server of
-    ORDEAL_SPARK_REMOTE when it is set (read at the edge, checkers.cli), else in the shared
+              remote: str | None = None, server_idle: float = 0.0,
+              note: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """check_history for `ordeal run`'s check at its end: in the Spark Connect server at
+    `remote` (sc://HOST:PORT; ORDEAL_SPARK_REMOTE, read at the edge) when given, else in the shared
     local one when `server_idle` > 0 (checkers.connect; a suite's runs then share one warm
     JVM, and only the first pays for its start), else in a server of its own. When the
     shared server cannot be had, `note` hears why in one line (the run's notes keep it) and
     the check runs in a server of its own. Raises HistoryError with the check's own line
     for input it could not check."""
-    from checkers.cli import spark_remote
-
-    remote = spark_remote()
     if remote is None and server_idle > 0:
         spark = SessionOnDemand(idle=server_idle)
         try:

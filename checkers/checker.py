@@ -20,7 +20,12 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from checkers.history import HISTORY, Counts, Tables
+from checkers.ingest.history import HISTORY, Counts, Tables
+
+# A partition of a history of the batch (checkers.ingest.history.HISTORY), and a value sent to a
+# topic of one: the keys most of the Kafka checks (plain and transactional) group, sort and join by.
+TP = [HISTORY, "topic", "partition"]
+TV = [HISTORY, "topic", "value"]
 
 NOT_JUDGED_COLUMNS = (HISTORY, "anomaly", "reason", "order")
 STAT_COLUMNS = (HISTORY, "value")
@@ -67,7 +72,7 @@ def padded(n: Column) -> Column:
 
 
 def shuffle_partitions(df: DataFrame) -> int:
-    """How many partitions the session shuffles into: 1 for a small history (checkers.session)."""
+    """How many partitions the session shuffles into: 1 for a small history (checkers.runtime.session)."""
     return int(df.sparkSession.conf.get("spark.sql.shuffle.partitions"))
 
 

@@ -22,8 +22,7 @@ import mmap
 from pathlib import Path
 from typing import Any
 
-from ground.fault_outcome import (FAILED, NO_TARGET, OUTCOME, OUTCOMES, START_OUTCOMES, TOOK_EFFECT,
-                                  UNDO_FAILED, UNDONE)
+from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, OUTCOMES, START_OUTCOMES, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from ground.op import NEMESIS
 
 MAX_FAILURES = 20

@@ -28,13 +28,11 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
-from checkers.checker import Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions, stat_rows
-from checkers.history import HISTORY, Counts, Tables
+from checkers.checker import (TP, TV, Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions,
+                              stat_rows)
+from checkers.ingest.history import HISTORY, Counts, Tables
+from checkers.txn import txn_anomalies
 
-# A partition of a history of the batch (checkers.history.HISTORY), and a value sent to a
-# topic of one: the keys most checks group, sort and join by.
-TP = [HISTORY, "topic", "partition"]
-TV = [HISTORY, "topic", "value"]
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
 # Where an observation of a (topic, partition, offset, value) comes from: one bit each, so
@@ -544,8 +542,6 @@ def kafka_findings(tables: Tables) -> Findings:
     sent = sends.filter((F.col("type") == "ok") & F.col("partition").isNotNull())
     undrained = undrained_partitions(sent, drained)
     if tables.mops is not None and tables.txns is not None:
-        from checkers.txn import txn_anomalies  # checkers.txn builds on this module
-
         # The txn checks read this checker's rows (int_poll_orders): computed once.
         rows = shared(gathered(rows))
         txn_rows, txn_undrained = txn_anomalies(tables, rows)

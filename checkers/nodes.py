@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings
-from checkers.history import Tables
-from checkers.schema import NEMESIS
+from checkers.ingest.history import Tables
+from checkers.ingest.schema import NEMESIS
 
 CRASH = "crash"
 

@@ -2,7 +2,7 @@
 
 An OSN's chain for a channel is every block it delivered in any ok deliver, one row
 per (number, hash). Hashes are compared as lower-case hex (lower-cased as the
-history is read, checkers.ingest).
+history is read, checkers.ingest.lines).
 
 Block bytes: when a delivered block carries `data` (hex-encoded marshalled
 envelopes, an optional field of this checker), data_hash is recomputed as SHA-256 of
@@ -34,10 +34,10 @@ from pyspark.sql import functions as F
 
 from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings, not_judged_rows, shared
-from checkers.history import HISTORY, Counts, Tables
-from checkers.schema import NEMESIS
+from checkers.ingest.history import HISTORY, Counts, Tables
+from checkers.ingest.schema import NEMESIS
 
-# An OSN's chain of a channel, in a history of the batch (checkers.history.HISTORY); a
+# An OSN's chain of a channel, in a history of the batch (checkers.ingest.history.HISTORY); a
 # channel of one.
 CHAIN = [HISTORY, "channel", "osn"]
 CHANNEL = [HISTORY, "channel"]
@@ -45,7 +45,7 @@ _EVIDENCE_PER_ROW = 8
 
 
 def _hex(c: Column) -> Column:
-    """A hash as the checks compare it: lower-case hex (lower-cased as read, checkers.ingest),
+    """A hash as the checks compare it: lower-case hex (lower-cased as read, checkers.ingest.lines),
     "" where the block has none."""
     return F.coalesce(c, F.lit(""))
 

@@ -31,14 +31,13 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers import kafka
 from checkers.anomaly import COLUMNS, anomaly_rows
-from checkers.checker import shared
-from checkers.history import HISTORY, Tables
-from checkers.txn_schema import POLL, READ_UNCOMMITTED, SEND
+from checkers.checker import TP, TV, shared
+from checkers.ingest.history import HISTORY, Tables
+from checkers.ingest.txn_schema import POLL, READ_UNCOMMITTED, SEND
+from checkers.txn_cycles import cycle_anomalies
 
-TP, TV = kafka.TP, kafka.TV
-# A txn of a history of the batch (checkers.history.HISTORY): txns are known by their index.
+# A txn of a history of the batch (checkers.ingest.history.HISTORY): txns are known by their index.
 TXN = [HISTORY, "index"]
 _EVIDENCE_PER_ROW = 8
 
@@ -189,8 +188,6 @@ def txn_anomalies(tables: Tables, kafka_rows: DataFrame) -> tuple[DataFrame, Dat
     (checkers.kafka), of which int_poll_orders names the txns' own.
 
     The frames several checks read are computed once (checkers.checker.shared)."""
-    from checkers.txn_cycles import cycle_anomalies
-
     assert tables.mops is not None and tables.txns is not None
     sends = shared(txn_sends(tables.mops))
     finals = committed_finals(tables.records)

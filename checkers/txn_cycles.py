@@ -32,10 +32,10 @@ import networkx as nx
 from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from checkers.history import HISTORY
-from checkers.kafka import TP, TV
+from checkers.checker import TP, TV
+from checkers.ingest.history import HISTORY
 
-# A txn's side of an edge, in a history of the batch (checkers.history.HISTORY).
+# A txn's side of an edge, in a history of the batch (checkers.ingest.history.HISTORY).
 SRC, DST = [HISTORY, "src"], [HISTORY, "dst"]
 CYCLES = ("G0", "G1c", "G0-realtime", "G1c-realtime")
 # Cycles kept per anomaly: one per strongly connected component, at most this many.

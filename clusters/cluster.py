@@ -13,20 +13,18 @@ import json
 import logging
 import time
 import uuid
-from pathlib import Path
-
 from concurrent.futures import TimeoutError as FutureTimeout
+from pathlib import Path
 
 import docker
 from confluent_kafka import KafkaException
 
-from ground.cache import cache_dir
+from clusters import kraft
 from clusters import labels as L
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.lease import release as lease_release
 from clusters.lease import take as lease_take
-from clusters import kraft
 from clusters.node import ROLES, Node
 from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE, CONTROLLER_JAVA_OPTS, KAFKA_JAVA_OPTS,
                                   OSN_PORT, ZOOKEEPER_JAVA_OPTS, controller_properties, server_properties, zoo_cfg)
@@ -34,6 +32,7 @@ from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import candidate_subnets, host_ip
 from clusters.variant import Variant, parse_variant
+from ground.cache import cache_dir
 
 log = logging.getLogger("ordeal.cluster")
 

@@ -1,25 +1,27 @@
-"""The `ordeal` command line: one entry point, each part registers its own subcommands.
+"""The `ordeal` command line: one entry point; each part adds its own subcommands.
 
-Each module named in COMMAND_MODULES exposes `register(subparsers)`, which adds its
-subcommands and sets `func(args) -> int` on them. A part that is not built yet is
-simply absent from `--help`; everything else keeps working.
+Each module of COMMANDS has `register(subparsers)`, which adds its subcommands and sets
+`func(args) -> int` on them. A UsageError from any of them is one line and exit 2.
 """
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
+from clusters import cli as cluster_cli
 from ground.errors import UsageError
+from harness import check_cli, clean_cli, conformance_cli, hunt_cli, run_cli, suite_cli
+from reports import cli as report_cli
 
-COMMAND_MODULES = (
-    "harness.run_cli",  # run
-    "checkers.cli",  # check
-    "reports.cli",  # report, compare
-    "clusters.cli",  # cluster up/status/down, images, clean
-    "harness.suite_cli",  # suite
-    "harness.hunt_cli",  # hunt
-    "harness.conformance_cli",  # conformance
+COMMANDS = (
+    run_cli,  # run
+    check_cli,  # check
+    report_cli,  # report, compare
+    cluster_cli,  # cluster up/status/down/smoke, images
+    clean_cli,  # clean
+    suite_cli,  # suite
+    hunt_cli,  # hunt
+    conformance_cli,  # conformance
 )
 
 
@@ -29,13 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Jepsen-style fault injection for Kafka and a Kafka-based ordering service.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:
-                continue
-            raise
+    for module in COMMANDS:
         module.register(sub)
     return parser
 

@@ -19,7 +19,7 @@ scenario.json, history.jsonl, logs/, results.json, report.html."""
 def _run(args: argparse.Namespace) -> int:
     from harness.plan import prepare
     from harness.progress import Progress
-    from harness.runner import ClusterLost, Runner, RunError
+    from harness.runner import ClusterLost, RunError, Runner
     from harness.scenario import ScenarioError, load_scenario, scenario_path
 
     try:

@@ -19,15 +19,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from harness.crash_watch import CrashWatch
-from ground.generator import Context, Pending, Phases
-from harness.history import Recorder
-from ground.op import INFO, NEMESIS, Op
-from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from checkers.faults import faults_missed
+from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
+from ground.generator import Context, Pending, Phases
 from ground.nemesis import NoTarget
+from ground.op import INFO, NEMESIS, Op
+from ground.run_files import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON
+from harness.crash_watch import CrashWatch
+from harness.history import Recorder
 from harness.plan import HEAL_ALL, Plan
-from harness.store import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON, create_run_dir, point_latest, write_json
+from harness.store import create_run_dir, point_latest, write_json
 from harness.worker import POLL, ClientWorker
 
 log = logging.getLogger("ordeal.runner")
@@ -520,10 +521,10 @@ class Runner:
         idempotent = variant.producer.enable_idempotence if variant is not None else None
         try:
             from checkers.check import check_run
-            from checkers.cli import server_idle
+            from harness.check_cli import server_idle, spark_remote
 
-            results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, server_idle=server_idle(),
-                                note=result.notes.append)
+            results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, remote=spark_remote(),
+                                server_idle=server_idle(), note=result.notes.append)
         except Exception as exc:  # noqa: BLE001 - any failure of the check is a check that did not happen
             result.check_error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
             run_json["check"] = {"error": result.check_error}

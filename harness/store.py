@@ -9,13 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-HISTORY = "history.jsonl"
-RUN_JSON = "run.json"
-SCENARIO_JSON = "scenario.json"
-RESULTS_JSON = "results.json"
-REPORT_HTML = "report.html"
-LOGS = "logs"
-LATEST = "latest"
+from ground.run_files import LATEST
 
 
 def create_run_dir(store: Path, scenario: str, started: datetime) -> Path:

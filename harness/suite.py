@@ -18,9 +18,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from harness.scenario import SCENARIOS_DIR, ScenarioError
+from ground.run_files import COMPARE_HTML, HISTORY, SUITE_JSON
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
 from ground.validation_message import one_line
+from harness.scenario import SCENARIOS_DIR, ScenarioError
 
 SUITES_DIR = SCENARIOS_DIR / "suites"
 BOOT_ESTIMATE = 40.0  # seconds to boot a variant's cluster, before one has been measured
@@ -200,7 +201,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
 
     from clusters.cluster import ClusterError
     from harness.cluster_pool import ClusterPool
-    from harness.runner import Runner, RunError
+    from harness.runner import RunError, Runner
     from harness.store import create_run_dir, point_latest
 
     suite_store = Path(store) / f"suite-{spec.name}"
@@ -264,7 +265,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                 + (f"; {outcome.fault_note}" if outcome.fault_note else "")
                 + f"; {outcome.seconds:.0f} s; {run.run_dir}")
             if outcome.met is not True:
-                for line in fault_lines(run.run_dir / "history.jsonl"):
+                for line in fault_lines(run.run_dir / HISTORY):
                     say(line)
     finally:
         pool.close()
@@ -305,7 +306,7 @@ def fault_lines(history: Path, limit: int = 24, width: int = 300) -> list[str]:
 def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:
     from harness.store import write_json
 
-    write_json(result.suite_dir / "suite.json", {
+    write_json(result.suite_dir / SUITE_JSON, {
         "suite": spec.model_dump(mode="json"),
         "exit_code": result.exit_code,
         "outcomes": [{"variant": o.cell.variant, "scenario": o.cell.scenario, "round": o.cell.round,
@@ -322,6 +323,6 @@ def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:
         return
     result.junit = write_suite_junit(result.suite_dir, spec.name, result.outcomes)
     try:
-        result.compare, result.matrix = write_compare([result.suite_dir], result.suite_dir / "compare.html")
+        result.compare, result.matrix = write_compare([result.suite_dir], result.suite_dir / COMPARE_HTML)
     except RunDirError:  # no run got as far as results.json
         result.compare = None

@@ -18,9 +18,9 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ground.client import Client
-from harness.history import Recorder
 from ground.op import FAIL, INFO, Op, completion, indeterminate, invoke
 from ground.workload import Workload
+from harness.history import Recorder
 
 log = logging.getLogger("ordeal.worker")
 

@@ -17,9 +17,9 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
+from clusters import namespace
 from clusters.node_config import BROKER_PORT, CONTROLLER_PORT, OSN_PORT, ZK_CLIENT_PORT
 from ground.op import Op
-from clusters import namespace
 from nemesis import topologies
 from nemesis.fault import Fault, op
 from nemesis.targets import TargetSpec, resolve, roles_hit

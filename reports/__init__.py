@@ -12,6 +12,3 @@ compare         compare.html across runs (write_compare)
 screenshot      report.html to a PNG in headless Chromium
 cli             `ordeal report` and `ordeal compare`
 """
-
-# compare.html's name, here so that the command line knows it without loading the page's code.
-COMPARE = "compare.html"

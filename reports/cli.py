@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from ground.errors import UsageError
-from reports import COMPARE
+from ground.run_files import COMPARE_HTML as COMPARE
 
 # The pages' modules (matplotlib, jinja2) are imported by the commands that write them: a
 # second and more of start-up that every other `ordeal` command would pay.

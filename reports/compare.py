@@ -10,11 +10,14 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from reports import COMPARE
+from ground.run_files import COMPARE_HTML as COMPARE
+from ground.run_files import HISTORY
+from ground.run_files import REPORT_HTML as REPORT
+from ground.run_files import RESULTS_JSON as RESULTS
 from reports.history_digest import digest_history
 from reports.page import render
-from reports.report import REPORT, build_context, write_context
-from reports.run_files import HISTORY, RESULTS, RunDirError, RunFiles, load_run
+from reports.report import build_context, write_context
+from reports.run_files import RunDirError, RunFiles, load_run
 
 RUNS_PER_CELL = 5  # newest runs shown in a cell; the older ones are counted
 VERDICT_RANK = {"invalid": 0, "unknown": 1, "valid": 2}

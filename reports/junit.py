@@ -8,9 +8,8 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+from ground.run_files import JUNIT_XML
 from reports.run_files import RunFiles, load_run, verdict_of
-
-JUNIT = "junit.xml"
 
 
 def junit_tree(files: RunFiles) -> ET.ElementTree:
@@ -63,7 +62,7 @@ def junit_tree(files: RunFiles) -> ET.ElementTree:
 def write_junit(run_dir: Path) -> Path:
     """Write run_dir/junit.xml from results.json (and run.json for names); return its path."""
     files = load_run(Path(run_dir), need_history=False)
-    out = files.path / JUNIT
+    out = files.path / JUNIT_XML
     tree = junit_tree(files)
     ET.indent(tree)
     tree.write(out, encoding="utf-8", xml_declaration=True)
@@ -101,6 +100,6 @@ def write_suite_junit(suite_dir: Path, name: str, outcomes: list) -> Path:
         suite.set(key, str(n))
     tree = ET.ElementTree(suite)
     ET.indent(tree)
-    out = Path(suite_dir) / JUNIT
+    out = Path(suite_dir) / JUNIT_XML
     tree.write(out, encoding="utf-8", xml_declaration=True)
     return out

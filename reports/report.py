@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ground.run_files import REPORT_HTML
 from reports import history_digest
 from reports.history_digest import HistoryDigest, TimelineOp, context_of, digest_history, focus_of, short
 from reports.junit import write_junit
@@ -20,7 +21,6 @@ from reports.topology import MAX_PANELS, cluster_nodes, topology_chart
 
 EXAMPLES_SHOWN = 10
 FORK_ROWS = 100
-REPORT = "report.html"
 
 # Headline tiles: the questions a reader brings, and which anomalies answer each. Not
 # int-poll-skip nor int-nonmonotonic-poll: they are the rows of poll-skip and
@@ -391,7 +391,7 @@ def build_context(run_dir: Path) -> ReportContext:
 
 def write_context(ctx: ReportContext) -> Path:
     """Write the report.html and junit.xml of an already built context; return the HTML path."""
-    out = ctx.files.path / REPORT
+    out = ctx.files.path / REPORT_HTML
     out.write_text(render("report.html.j2", ctx=ctx), encoding="utf-8")
     write_junit(ctx.files.path)
     return out

@@ -14,10 +14,7 @@ from typing import Any
 from checkers.faults import faults_missed
 from checkers.verdict import KAFKA, NODES, ORDERING, fails
 from ground.expectations import meets
-
-HISTORY = "history.jsonl"
-RUN = "run.json"
-RESULTS = "results.json"
+from ground.run_files import HISTORY, RESULTS_JSON, RUN_JSON
 
 # Which checker owns which anomaly, and which fail a verdict: the checkers' own rules.
 KAFKA_ANOMALIES = KAFKA
@@ -273,12 +270,12 @@ def load_run(path: Path, need_history: bool = True) -> RunFiles:
     if not path.is_dir():
         raise RunDirError(f"{path} is not a directory")
     problems: list[str] = []
-    run = _read_json(path / RUN, problems)
-    results = _read_json(path / RESULTS, problems)
+    run = _read_json(path / RUN_JSON, problems)
+    results = _read_json(path / RESULTS_JSON, problems)
     files = RunFiles(path=path, run=run, results=results, problems=problems)
     if not files.has_history:
         if need_history:
-            named = f", nor does its {RESULTS} name one that exists" if files.results.get("history") else ""
+            named = f", nor does its {RESULTS_JSON} name one that exists" if files.results.get("history") else ""
             raise RunDirError(f"{path} holds no {HISTORY}{named}")
         problems.append(f"{HISTORY} is missing")
     return files

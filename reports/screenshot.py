@@ -52,7 +52,8 @@ def screenshot_html(html: Path, png: Path, width: int = 1280, height: int = 2000
 
 def screenshot_run(run_dir: Path, png: Path | None = None) -> Path:
     """Write the run's report if needed, then screenshot it to run_dir/report.png (or png)."""
-    from reports.report import REPORT, write_report
+    from ground.run_files import REPORT_HTML as REPORT
+    from reports.report import write_report
 
     run_dir = Path(run_dir)
     html = run_dir / REPORT

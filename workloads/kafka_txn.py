@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.health import QUIET
 from ground.generator import Answer, Context
+from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
@@ -39,7 +40,6 @@ from workloads.kafka_errors import error_code
 from workloads.kafka_log import Unassigned
 from workloads.partition_read import read_partition, record
 from workloads.topics import TopicSet
-from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
 READ_COMMITTED, READ_UNCOMMITTED = "read_committed", "read_uncommitted"
 

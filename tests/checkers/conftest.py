@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 from pyspark.sql import DataFrame, SparkSession
 
-from checkers.history import Tables, tables_of
-from checkers.ingest import Chunk, flatten, parse
-from checkers.session import spark_session
+from checkers.ingest.history import Tables, tables_of
+from checkers.ingest.lines import Chunk, flatten, parse
+from checkers.runtime.session import spark_session
 from checkers.synthetic import HistoryBuilder
 
 
@@ -48,7 +48,7 @@ def spark(_server) -> Iterator[SparkSession]:
 
 @pytest.fixture
 def ops_of(spark: SparkSession):
-    """Turn a HistoryBuilder into the tables (checkers.history.Tables) the checkers take."""
+    """Turn a HistoryBuilder into the tables (checkers.ingest.history.Tables) the checkers take."""
 
     def build(history: HistoryBuilder) -> Tables:
         chunk = Chunk(1, "".join(line + "\n" for line in history.lines()).encode(), last=True)

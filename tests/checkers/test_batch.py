@@ -2,7 +2,7 @@
 
 Every history here uses the same topics, partitions, consumers, processes, channels, OSNs
 and indices as the others, so that a check that forgot to key by the history
-(checkers.history.HISTORY) would mix them: a value of one read at another's offset, one's
+(checkers.ingest.history.HISTORY) would mix them: a value of one read at another's offset, one's
 polls following another's, one's chain forking from another's.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checkers.check import check_histories, check_history
-from checkers.history import HistoryError
+from checkers.ingest.history import HistoryError
 from checkers.synthetic import HistoryBuilder, generate_history, generate_txn_history, make_chain, poll_mop, send_mop
 
 

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import contextlib
 import io
-
 import json
 from pathlib import Path
 
-from checkers import session
-from checkers.check import NOTHING_PROVEN, RESULTS_FILE, batch_tables, check_history, read_run_info
-from checkers.history import load_history
-from checkers.session import SessionOnDemand, fit_to_input
+from checkers.check import NOTHING_PROVEN, batch_tables, check_history, read_run_info
+from checkers.ingest.history import load_history
+from checkers.runtime import session
+from checkers.runtime.session import SessionOnDemand, fit_to_input
 from checkers.synthetic import HistoryBuilder, make_chain
+from ground.run_files import RESULTS_JSON as RESULTS_FILE
 
 
 def _kafka_only(lost: bool) -> HistoryBuilder:

@@ -1,5 +1,5 @@
 """The checker JVM's class archive (checkers.class_archive, an AOT cache) and its Java
-(checkers.java_runtime): where the archive is kept, when a JVM is told to map it, that a
+(checkers.runtime.java_runtime): where the archive is kept, when a JVM is told to map it, that a
 JVM it does not fit starts anyway and says nothing, and that the Java Spark is given takes
 what Spark's launcher gives it."""
 from __future__ import annotations
@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from checkers import class_archive, java_runtime
-from checkers.session import large_jvm_options, session_settings, small_jvm_options
+from checkers import archive_training
+from checkers.runtime import class_archive, java_runtime
+from checkers.runtime.session import large_jvm_options, session_settings, small_jvm_options
 
 pytestmark = pytest.mark.skipif(class_archive._java() is None, reason="no java")
 
@@ -123,7 +124,7 @@ def test_build_answers_at_once_when_the_archive_exists(cache: Path) -> None:
         path = class_archive.archive_path(options)
         path.write_bytes(b"built earlier")
         kind = "large" if large else "small"
-        assert class_archive.build(cache, large=large) == f"{kind} JVM's class archive ready ({path.name})"
+        assert archive_training.build(cache, large=large) == f"{kind} JVM's class archive ready ({path.name})"
         assert path.read_bytes() == b"built earlier"
 
 

@@ -1,4 +1,4 @@
-"""The Spark Connect servers `ordeal check` and `ordeal run` use (checkers.connect): a real
+"""The Spark Connect servers `ordeal check` and `ordeal run` use (checkers.runtime.connect): a real
 shared local server started by a first check, found warm by the next, held one check at a
 time, stopped by its idle time or `ordeal clean`; and a server a user starts with
 PySpark's own script, reached with --remote."""
@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from checkers import connect, java_runtime
 from checkers.check import check_run
-from checkers.class_archive import ARCHIVE_PREFIX
-from ground.cache import cache_dir
-from checkers.history import HistoryError
+from checkers.ingest.history import HistoryError
+from checkers.runtime import connect, java_runtime
+from checkers.runtime.class_archive import ARCHIVE_PREFIX
 from checkers.synthetic import HistoryBuilder
+from ground.cache import cache_dir
 
 MASTER = "local[2]"
 _TOP = Path(__file__).resolve().parents[2]
@@ -66,7 +66,7 @@ def test_a_first_check_starts_the_shared_server_the_next_ones_find_it_warm_and_i
     assert "ordeal check: starting Spark" in first.stderr
     server = connect.running(MASTER)
     assert server is not None
-    # The JVM is the one for large histories (checkers.session), as the driver's options say.
+    # The JVM is the one for large histories (checkers.runtime.session), as the driver's options say.
     jvm = _cmdline(server["jvm"])
     assert "-Xmx6g" in jvm and "-XX:+UseParallelGC" in jvm and "-XX:TieredStopAtLevel=1" not in jvm
     assert "org.apache.spark.sql.connect.service.SparkConnectServer" in jvm
@@ -109,7 +109,7 @@ def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_ca
     assert "waiting for another check to end" in err
 
     jvm = connect.running(MASTER)["jvm"]
-    cleaned = subprocess.run([sys.executable, "-c", "from checkers.connect import stop_all; print(stop_all())"],
+    cleaned = subprocess.run([sys.executable, "-c", "from checkers.runtime.connect import stop_all; print(stop_all())"],
                              capture_output=True, text=True, cwd=_TOP, timeout=120)
     assert cleaned.stdout.strip() == repr([MASTER])
     assert connect.running(MASTER) is None and not Path(f"/proc/{jvm}").exists()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from checkers import ingest
-from checkers.history import _SENDS, HistoryError, read_lines
-from checkers.ingest import BadLine, Chunk, chunks, flatten, parse
-from checkers.pairing import Pairing
+from checkers.ingest import lines as ingest
+from checkers.ingest.history import _SENDS, HistoryError, read_lines
+from checkers.ingest.lines import BadLine, Chunk, chunks, flatten, parse
+from checkers.ingest.pairing import Pairing
 from checkers.synthetic import HistoryBuilder, make_chain
 
 
@@ -64,7 +64,7 @@ def test_chunks_hold_the_whole_file_once_even_past_a_line_longer_than_a_chunk(tm
 def test_lines_longer_than_an_arrow_block_give_the_same_rows(tmp_path, monkeypatch):
     path = _write(tmp_path, _history().lines())
     whole = _stream(path, 1 << 20)
-    monkeypatch.setattr("checkers.ingest._BLOCK_BYTES", 64)  # Arrow refuses a line longer than its block
+    monkeypatch.setattr("checkers.ingest.lines._BLOCK_BYTES", 64)  # Arrow refuses a line longer than its block
     assert _stream(path, 1 << 20) == whole
 
 
@@ -78,7 +78,7 @@ def test_chunks_parsed_side_by_side_are_written_and_judged_in_line_order(tmp_pat
     for v in range(40):
         h.send(v % 3, "t0", v, offset=v)
     lines = h.lines()
-    monkeypatch.setattr("checkers.history.chunks", lambda path: chunks(path, 100))  # a line a chunk
+    monkeypatch.setattr("checkers.ingest.history.chunks", lambda path: chunks(path, 100))  # a line a chunk
     written: list[int] = []
     read_lines(_write(tmp_path, lines), lambda tables: written.extend(tables[_SENDS]["index"].to_pylist()))
     assert written == list(range(1, len(lines), 2))  # each send's completion

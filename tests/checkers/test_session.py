@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from checkers import java_runtime, session
-from checkers.session import SessionOnDemand, SparkUnavailable, local_cores, session_settings
+from checkers.runtime import java_runtime, session
+from checkers.runtime.session import SessionOnDemand, SparkUnavailable, local_cores, session_settings
 
 
 def test_local_masters_are_read_for_their_worker_threads():

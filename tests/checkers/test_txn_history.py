@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 
 from checkers.check import check_history
-from checkers.history import HistoryError, read_lines
-from checkers.ingest import Chunk, flatten, parse
-from checkers.pairing import Pairing
+from checkers.ingest.history import HistoryError, read_lines
+from checkers.ingest.lines import Chunk, flatten, parse
+from checkers.ingest.pairing import Pairing
 from checkers.synthetic import HistoryBuilder, poll_mop, send_mop
 
 

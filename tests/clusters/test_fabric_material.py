@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from ground.cache import cache_dir
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.orderer.config_update import sign_channel_creation
@@ -15,6 +14,7 @@ from clusters.orderer.identity import MspIdentity
 from clusters.orderer.wire.common import common_pb2, configtx_pb2
 from clusters.orderer.wire.orderer import configuration_pb2
 from clusters.variant import load_variant
+from ground.cache import cache_dir
 
 BROKERS = ["10.213.9.21:9094", "10.213.9.22:9094"]
 

@@ -9,8 +9,8 @@ from collections import Counter
 
 import pytest
 
-from harness.history import HistoryError, Recorder, read_history
 from ground.op import completion, invoke
+from harness.history import HistoryError, Recorder, read_history
 
 
 def record_from_threads(path, threads=16, ops_per_thread=2000, **recorder_options):

@@ -23,7 +23,7 @@ def verdict(monkeypatch):
     module = types.ModuleType("checkers.check")
     module.verdict = {"valid": True, "anomalies": {}}
     module.faults = {"recorded": True, "took_effect": True, "by_fault": {}, "failures": [], "more_failures": 0}
-    module.check_run = lambda path, out_dir=None, idempotent=None, server_idle=0.0, note=None: \
+    module.check_run = lambda path, out_dir=None, idempotent=None, remote=None, server_idle=0.0, note=None: \
         {"faults": module.faults, **module.verdict}
     monkeypatch.setitem(sys.modules, "checkers.check", module)
     report = types.ModuleType("reports.report")

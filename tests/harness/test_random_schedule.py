@@ -8,11 +8,11 @@ import pytest
 
 from ground.generator import NS
 from harness.history import read_history
-from nemesis.registry import fault_factory, register_fault
 from harness.plan import prepare
 from harness.random_schedule import Request, overlaps, plan_schedule
 from harness.runner import Runner
 from harness.scenario import ScenarioError, parse_scenario
+from nemesis.registry import fault_factory, register_fault
 
 FAULTS = ["kill-broker", "pause-broker", "partition-halves", "isolate-leader", "link-faults", "pause-majority"]
 SHAPE = {"duration": 600, "interval": 5, "period": 30, "quiet": 10, "families": 3, "max_active": 2}

@@ -9,16 +9,16 @@ from collections import defaultdict
 
 import pytest
 
-from harness.history import read_history
-from workloads.noop import NoopClient, noop_workload
 from ground.op import OK
+from ground.workload import Workload
+from harness.history import read_history
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario
 from nemesis.registry import register_fault
-from ground.workload import Workload
-from workloads.registry import register_workload
 from tests.harness import failing_fault  # noqa: F401  registers always-fails
+from workloads.noop import NoopClient, noop_workload
+from workloads.registry import register_workload
 
 BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,
         "op_timeout": 2, "seed": 9, "workloads": [{"name": "noop"}], "nemesis": {"faults": ["noop"], "interval": 0.1}}
@@ -181,7 +181,7 @@ def fake_plugins(monkeypatch):
     check = types.ModuleType("checkers.check")
     report = types.ModuleType("reports.report")
 
-    def check_run(path, out_dir=None, idempotent=None, server_idle=0.0, note=None):
+    def check_run(path, out_dir=None, idempotent=None, remote=None, server_idle=0.0, note=None):
         calls["check"] = (path, out_dir, idempotent)
         return calls.get("verdict", {"valid": True, "anomalies": {}})
 

@@ -15,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import PROXY_BASE_PORT, Cluster
+from clusters.namespace import reachable, tcp_probe
 from clusters.variant import load_variant
-from nemesis.registry import fault_factory
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario
 from nemesis import unclean_toggle
 from nemesis.link_faults import remove_toxics
-from clusters.namespace import reachable, tcp_probe
 from nemesis.partition import PROBE_PORT, Firewall, PartitionNemesis, PartitionOptions
+from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec, partition_state
 from tests.nemesis.probes import api_versions_round_trip
 from tests.nemesis.traffic import Writer, create_topic, read_all

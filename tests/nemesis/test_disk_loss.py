@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from nemesis.registry import fault_factory
 from nemesis import disk_loss
+from nemesis.registry import fault_factory
 from nemesis.targets import PartitionState
 from tests.nemesis.test_faults import FakeCluster, FakeNode
 

@@ -35,18 +35,18 @@ import pytest
 import requests
 from confluent_kafka.admin import NewTopic
 
+from clusters import namespace
 from clusters.health import admin_client, ensemble_has_leader, zookeeper_mode
 from clusters.kafka_topics import create_topics
 from clusters.node_config import CONTROLLER_ID_BASE, CONTROLLER_PORT
 from clusters.variant import FAULT_KINDS, load_variant
-from nemesis.registry import fault_factory
+from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from harness.scenario import load_scenario, scenario_path
-from clusters import namespace
 from nemesis.link_faults import remove_toxics
 from nemesis.partition import PROBE_PORT, Firewall
+from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec
 from tests.nemesis.probes import api_versions_round_trip
-from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 

@@ -8,9 +8,9 @@ from types import SimpleNamespace
 import pytest
 
 from clusters.variant import FAULT_KINDS
-from nemesis.registry import fault_factory
 from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
+from nemesis.registry import fault_factory
 from nemesis.schedule import run_schedule
 from nemesis.targets import PartitionState, TargetSpec, resolve
 

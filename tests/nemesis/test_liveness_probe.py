@@ -13,9 +13,9 @@ import networkx as nx
 import pytest
 
 from clusters.variant import FAULT_KINDS, load_variant
-from nemesis.registry import fault_factory
 from nemesis import liveness_probe
 from nemesis.liveness_probe import BY, KafkaLossProbed, LivenessOptions, http_probe
+from nemesis.registry import fault_factory
 from nemesis.schedule import run_schedule
 
 FAST = {"probe_interval": 0.01, "probe_timeout": 0.01, "failure_threshold": 3}

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from clusters.cluster import Cluster
+from clusters.namespace import reachable, tcp_probe
 from clusters.node_config import CLUSTER_PORT
 from clusters.variant import load_variant
 from nemesis.registry import fault_factory
-from clusters.namespace import reachable, tcp_probe
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 OSN_VARIANT = Path(__file__).with_name("osn.toml")

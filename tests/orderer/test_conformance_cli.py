@@ -5,8 +5,8 @@ import argparse
 
 import pytest
 
-from harness import conformance_cli
 from ground.errors import UsageError
+from harness import conformance_cli
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -17,9 +17,10 @@ from typing import Any
 import pytest
 from html_structure import parse_page
 
-from checkers.check import RESULTS_FILE, check_histories
+from checkers.check import check_histories
 from checkers.synthetic import HistoryBuilder, make_chain, poll_mop, send_mop
 from checkers.verdict import CHECKERS, UNKNOWN, fails
+from ground.run_files import RESULTS_JSON as RESULTS_FILE
 from reports import history_digest
 from reports.report import write_report
 from reports.run_files import verdict_of

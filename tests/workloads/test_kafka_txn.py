@@ -10,12 +10,12 @@ from pydantic import ValidationError
 
 from clusters.variant import load_variant
 from ground.generator import Context
-from nemesis.registry import fault_factory
-from workloads.registry import workload_factory
 from nemesis import partition, targets, topologies
+from nemesis.registry import fault_factory
 from nemesis.targets import coordinator_partition, java_string_hash
 from tests.nemesis.test_faults import FakeCluster
 from workloads.kafka_txn import TransactionalIds
+from workloads.registry import workload_factory
 
 VARIANT = load_variant("fabric-recommended")
 

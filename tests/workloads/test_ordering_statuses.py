@@ -9,8 +9,8 @@ import pytest
 from clusters.orderer.identity import NamedIdentity
 from clusters.variant import load_variant
 from ground.op import FAIL, INFO, OK
-from workloads.registry import workload_factory
 from tests.orderer.osn_fixture import running_osn
+from workloads.registry import workload_factory
 
 VARIANT = load_variant("fabric-recommended")
 

@@ -1,6 +1,6 @@
-"""Reading format 2's txn lines (checkers.txn_schema) into flat tables, beside checkers.ingest.
+"""Reading format 2's txn lines (checkers.ingest.txn_schema) into flat tables, beside checkers.ingest.lines.
 
-checkers.ingest sets a chunk's txn lines aside (like nemesis lines) and reads them here:
+checkers.ingest.lines sets a chunk's txn lines aside (like nemesis lines) and reads them here:
 their micro-ops' heads rewritten (`["send",` -> `[{"mf": "send"},`), all at once by Arrow;
 when Arrow refuses them (a torn line, a field of another type, an unknown micro-op), one by
 one by the json module (ingest's path, with `mop_pairs` and `mop_misfit`). The rewrite only
@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from checkers.schema import RECORDS
-from checkers.txn_schema import MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
+from checkers.ingest.schema import RECORDS
+from checkers.ingest.txn_schema import MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
 
 MARK = b'"' + TXN.encode() + b'"'
 _HEAD = re.compile(rb'\[\s*"(' + b"|".join(m.encode() for m in MICRO_OPS) + rb')"\s*,')

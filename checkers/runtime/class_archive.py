@@ -4,9 +4,9 @@ A fresh `ordeal check` of a small history (and the check at the end of every `or
 run`) spends most of its time in a JVM that loads and links some 20,000 classes of
 Spark, Scala and Hadoop before its first job. The JVM can map them from a cache instead,
 loaded and linked already (JDK 25's AOT cache, JEP 483: -XX:AOTCacheOutput, then
--XX:AOTCache; checkers.java_runtime says why the checker's Java is that one).
+-XX:AOTCache; checkers.runtime.java_runtime says why the checker's Java is that one).
 `make bootstrap` builds the cache once by checking two small synthetic histories (a
-plain one and a transactional one) in a Spark Connect server's JVM (checkers.connect: the
+plain one and a transactional one) in a Spark Connect server's JVM (checkers.runtime.connect: the
 driver every check runs in) that writes what it loaded as it exits;
 every later checker JVM for small histories maps it.
 Measured on the 2-core machine, in one process: with JDK 17's class-data-sharing archive
@@ -32,20 +32,15 @@ nothing about it), so a stale or missing archive costs speed, never a check.
 """
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-from checkers import java_runtime
+from checkers.runtime import java_runtime
 from ground.cache import cache_dir
 
 ARCHIVE_PREFIX = "spark-classes-"
-# The driver every check runs in (checkers.connect starts it): its classes are in the archive.
+# The driver every check runs in (checkers.runtime.connect starts it): its classes are in the archive.
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 # The JVM ignores a cache that does not match it; these keep it quiet about that.
 QUIET_CDS = "-Xlog:aot*=off -Xlog:cds*=off"
@@ -54,7 +49,7 @@ NO_REPLAY = "-XX:+UnlockDiagnosticVMOptions -XX:-AOTReplayTraining"
 TRAINING_OPS = 3000
 LARGE_TRAINING_OPS = 1_000_000
 KEEP = 6  # archives kept (some 210 MB each): a pair for each of the last three checkouts
-_PID_LINE = "training-jvm"
+PID_LINE = "training-jvm"
 
 
 def _java() -> Path | None:
@@ -85,11 +80,11 @@ def java_options(jvm_options: str) -> str:
     path = archive_path(jvm_options)
     if path is None or not path.is_file():
         return ""
-    _used(path)
+    used(path)
     return f"-XX:AOTCache={path} {QUIET_CDS}"
 
 
-def _used(path: Path) -> None:
+def used(path: Path) -> None:
     """Mark the archive used now (its mtime), so that `prune` keeps it over those no JVM maps.
     Every checkout has an archive of its own (the jars' path is in its key): by build time
     alone, a CI clone's bootstrap evicted the archive of the checkout it was cloned from,
@@ -106,80 +101,3 @@ def prune(cache: Path, keep: int = KEEP) -> None:
     older Spark or java, a checkout since deleted) and only take space."""
     for old in sorted(cache.glob(f"{ARCHIVE_PREFIX}*"), key=lambda p: p.stat().st_mtime)[:-keep]:
         old.unlink(missing_ok=True)
-
-
-def _train(dump: Path, work: Path, large: bool) -> None:
-    """In a child process: check the training histories in a JVM that dumps its classes to `dump`:
-    for the small JVM two small synthetic ones (a plain and a transactional one), for the large
-    JVM one of LARGE_TRAINING_OPS ops (as the bench's)."""
-    from checkers.check import check_history
-    from checkers.session import spark_session
-    from checkers.synthetic import generate_history, generate_txn_history
-
-    spark, server = spark_session(small_inputs=not large, class_dump=dump)
-    histories = ([("large", generate_history, LARGE_TRAINING_OPS)] if large else
-                 [("plain", generate_history, TRAINING_OPS), ("txn", generate_txn_history, TRAINING_OPS)])
-    for name, generate, ops in histories:
-        run = work / name
-        run.mkdir()
-        generate(run / "history.jsonl", ops, seed=1)
-        check_history(run, spark=spark)
-    print(_PID_LINE, server.pid, flush=True)
-    spark.stop()
-    server.stop(timeout=300)  # its JVM writes the archive as it exits (bounded as build() waits)
-
-
-def build(cache: Path, *, large: bool = False, timeout: float = 600.0) -> str:
-    """Build the archive for the JVM for small histories (or for large ones) unless it exists;
-    returns what was done."""
-    from checkers.session import jvm_options
-
-    kind = "large" if large else "small"
-    target = archive_path(jvm_options(small_inputs=not large), cache)
-    if target is None:
-        return "no java: no class archive"
-    if target.is_file():
-        _used(target)
-        return f"{kind} JVM's class archive ready ({target.name})"
-    cache.mkdir(parents=True, exist_ok=True)
-    started = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="ordeal-cds-", dir=cache) as tmp:
-        dump = Path(tmp) / "dump.aot"
-        command = [sys.executable, "-m", "checkers.class_archive", "--train", str(dump), tmp, kind]
-        child = subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        if child.returncode != 0:
-            raise RuntimeError(f"training check failed (exit {child.returncode}): "
-                               f"{(child.stderr.strip().splitlines() or ['no output'])[-1]}")
-        # The JVM says what it does as it writes the cache, on the same stdout, after this line.
-        jvm = int(next(line.split()[1] for line in child.stdout.splitlines() if line.startswith(_PID_LINE)))
-        deadline = time.monotonic() + 300  # bounded: the JVM writes the archive as it exits
-        while Path(f"/proc/{jvm}").exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        if not dump.is_file() or Path(f"/proc/{jvm}").exists():
-            raise RuntimeError("the JVM wrote no class archive")
-        os.replace(dump, target)
-    prune(cache)
-    return f"{kind} JVM's class archive built in {time.monotonic() - started:.0f} s ({target.name})"
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m checkers.class_archive", description=__doc__.splitlines()[0])
-    p.add_argument("--cache", type=Path, default=None, help="ordeal's cache (default $ORDEAL_CACHE or ~/.cache/ordeal)")
-    p.add_argument("--train", nargs=3, metavar=("DUMP", "WORK", "KIND"), help=argparse.SUPPRESS)
-    args = p.parse_args(argv)
-    if args.train:
-        _train(Path(args.train[0]), Path(args.train[1]), large=args.train[2] == "large")
-        return 0
-    done = []
-    for large in (False, True):  # the small one first: every check maps it until the other is built
-        try:
-            done.append(build(args.cache or cache_dir(), large=large))
-        except Exception as exc:  # noqa: BLE001 - whatever went wrong, checks still run, only slower
-            done.append(f"warning: no {'large' if large else 'small'} JVM's class archive: "
-                        f"{exc.__class__.__name__}: {exc}")
-    print("; ".join(done))  # one line: the bootstrap's last line quotes it
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

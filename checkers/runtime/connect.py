@@ -5,13 +5,13 @@ A check in a new JVM pays Spark's start and the JIT's warm-up on every run (some
 3,000-op check on the 2-core machine); a JVM that has checked once does neither again. So
 `ordeal check` and `ordeal run`'s check at its end use one long-lived Connect server per
 Spark master (`shared`): the first check starts it (Spark's own launcher, `spark-submit
---class SparkConnectServer`, with the JVM settings and class archives of checkers.session
+--class SparkConnectServer`, with the JVM settings and class archives of checkers.runtime.session
 as the driver's options), the next ones find it warm, and it stops by itself after `idle`
-seconds without a check (ORDEAL_CHECK_SERVER_IDLE, read at the edge by checkers.cli), or
+seconds without a check (ORDEAL_CHECK_SERVER_IDLE, read at the edge by harness.check_cli), or
 at once when its JVM dies. The checks' Python runs in the command's own process; only
 Spark's work runs in the server.
 
-Each server has a watchdog (`python -m checkers.connect --serve`), the JVM's parent, that
+Each server has a watchdog (`python -m checkers.runtime.connect --serve`), the JVM's parent, that
 keeps its state file (port, token, pids; private to this user: it holds the token the
 server asks every client for) and stops the JVM when it has been idle long enough. A check
 holds the master's `busy` lock while it runs, so that the server checks one command at a
@@ -43,8 +43,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from checkers import java_runtime
-from checkers.class_archive import SERVER_CLASS
+from checkers.runtime import java_runtime
+from checkers.runtime.class_archive import SERVER_CLASS
 from ground.cache import cache_dir
 
 DEFAULT_IDLE = 300.0
@@ -102,7 +102,7 @@ def spark_home() -> Path:
 
 
 def server_environment(token: str | None = None) -> dict[str, str]:
-    """The environment Spark's scripts start a server in: ordeal's Java (checkers.java_runtime)."""
+    """The environment Spark's scripts start a server in: ordeal's Java (checkers.runtime.java_runtime)."""
     env = dict(os.environ, JAVA_HOME=str(java_runtime.java_home(cache_dir())))
     for name in ("SPARK_REMOTE", "SPARK_LOCAL_REMOTE", "SPARK_CONNECT_MODE_ENABLED", "SPARK_CONNECT_AUTHENTICATE_TOKEN"):
         env.pop(name, None)
@@ -252,7 +252,7 @@ def shared(master: str, settings: dict[str, str], idle: float, announce: Callabl
 def _start_watchdog(master: str, settings: dict[str, str], idle: float, state_path: Path, log: Path) -> dict[str, Any]:
     request = json.dumps({"master": master, "settings": settings, "idle": idle})
     with log.open("ab") as out:
-        watchdog = subprocess.Popen([sys.executable, "-m", "checkers.connect", "--serve", master],
+        watchdog = subprocess.Popen([sys.executable, "-m", "checkers.runtime.connect", "--serve", master],
                                     stdin=subprocess.PIPE, stdout=out, stderr=subprocess.STDOUT,
                                     start_new_session=True, cwd=Path(__file__).resolve().parent.parent)
     assert watchdog.stdin is not None
@@ -356,7 +356,7 @@ def main(argv: list[str] | None = None) -> int:
     args = argv if argv is not None else sys.argv[1:]
     if len(args) == 2 and args[0] == "--serve":
         return serve(args[1], json.loads(sys.stdin.read()))
-    print("usage: python -m checkers.connect --serve MASTER  (the request as JSON on stdin)", file=sys.stderr)
+    print("usage: python -m checkers.runtime.connect --serve MASTER  (the request as JSON on stdin)", file=sys.stderr)
     return 2
 
 

@@ -1,5 +1,5 @@
 """The schemas of history format version 1 (docs/history-format.md) as read (format 2's txn op adds
-checkers.txn_schema), and of the flat tables
+checkers.ingest.txn_schema), and of the flat tables
 the Parquet copy holds, each declared once, in Arrow; Spark's are derived from them.
 
 `value` is polymorphic: its schema is the union of every op's shape. The shapes do
@@ -7,7 +7,7 @@ not clash; where a field's JSON type does not fit (nemesis values are free-form)
 field is read as null. Only the fields the checkers read are parsed: the others (key,
 high_watermark, from, last_offset, the op's own node, error) are allowed and skipped.
 An assign's `partitions` are [topic, partition] pairs, which Arrow's reader cannot take
-(a list of mixed types): checkers.ingest reads assign lines with the json module and
+(a list of mixed types): checkers.ingest.lines reads assign lines with the json module and
 holds each pair as a struct (ASSIGNED); CLIENT_OP, what Arrow parses, leaves them out.
 Of nemesis values only the `crash` op's are read (node, role, exit_code, oom_killed,
 log_tail: harness.crash_watch), for the node-crash anomaly.
@@ -83,7 +83,7 @@ OP = pa.schema([
     ("value", VALUE),
 ])
 # What Arrow's reader parses a line of a client process as: no field of the ops it is never
-# given (checkers.ingest reads assign and nemesis lines with the json module), so no assign's
+# given (checkers.ingest.lines reads assign and nemesis lines with the json module), so no assign's
 # pairs (see above) or seek, nor a crash's fields. Each field of the schema costs the reader
 # a null per line that lacks it: the seek and the crash's five fields cost a 10M-op
 # history's convert 2.5 of its 40 CPU seconds (3 alternating pairs, 2026-11-28: 40.0-41.8 ->
@@ -120,7 +120,7 @@ def spark_schema(schema: pa.Schema) -> StructType:
 
 # The value fields the checks read, per client f (and of the nemesis' crash op): one of
 # them present with a JSON type that does not fit the schema makes the history unreadable
-# (checkers.ingest), never a null that hides what it said. Other fields are ignored.
+# (checkers.ingest.lines), never a null that hides what it said. Other fields are ignored.
 READ_FIELDS: dict[str, tuple[str, ...]] = {
     "send": ("topic", "value", "partition", "offset"),
     "assign": ("consumer", "partitions", "seek"),
@@ -133,7 +133,7 @@ READ_FIELDS: dict[str, tuple[str, ...]] = {
 READ_OP_FIELDS = ("time",)
 
 TYPES = ("invoke", "ok", "fail", "info")
-# "txn" is format 2's (checkers.txn_schema): transactions of send and poll micro-ops.
+# "txn" is format 2's (checkers.ingest.txn_schema): transactions of send and poll micro-ops.
 KAFKA_FS = ("send", "assign", "poll", "final-read", "txn")
 ORDERING_FS = ("broadcast", "deliver")
 CLIENT_FS = KAFKA_FS + ORDERING_FS

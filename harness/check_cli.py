@@ -16,7 +16,7 @@ so are ORDEAL_SPARK_REMOTE (when --remote is not) and ORDEAL_CHECK_SERVER_IDLE.
 
 The checks run over Spark Connect: in the Connect server at --remote (or
 ORDEAL_SPARK_REMOTE), a server someone runs; else in ordeal's own local server for the
-master (checkers.connect), which keeps its JVM warm for the next `ordeal check` and exits
+master (checkers.runtime.connect), which keeps its JVM warm for the next `ordeal check` and exits
 after ORDEAL_CHECK_SERVER_IDLE seconds (default 300) without one; 0: in a server of this
 command's own, stopped at its end, as a check on a shared machine may want.
 """
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from checkers.session import SessionOnDemand
+    from checkers.runtime.session import SessionOnDemand
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT, EXIT_UNKNOWN = 0, 1, 2, 3
 # Exit codes from the one that says most to the one that says least (see the docstring).
@@ -78,23 +78,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def find_histories(paths: list[Path]) -> list[Path]:
     """The history files PATHs name, in the order given (a store's runs sorted), each once."""
-    from checkers.history import HISTORY_FILE
+    from ground.run_files import HISTORY
 
     found: dict[Path, Path] = {}
     for path in paths:
         if path.is_file():
             found.setdefault(path.resolve(), path)
-        elif (path / HISTORY_FILE).is_file():
-            found.setdefault((path / HISTORY_FILE).resolve(), path / HISTORY_FILE)
+        elif (path / HISTORY).is_file():
+            found.setdefault((path / HISTORY).resolve(), path / HISTORY)
         elif path.is_dir():
             under = []
             for root, dirs, files in os.walk(path):  # does not follow symlinks such as `latest`
                 dirs.sort()
-                if HISTORY_FILE in files:
-                    under.append(Path(root) / HISTORY_FILE)
+                if HISTORY in files:
+                    under.append(Path(root) / HISTORY)
                     dirs.clear()  # a run's own folders (logs, the Parquet copy) hold no run
             if not under:
-                raise BadPath(f"{path}: no {HISTORY_FILE} in it or under it")
+                raise BadPath(f"{path}: no {HISTORY} in it or under it")
             for history in under:
                 found.setdefault(history.resolve(), history)
         else:
@@ -121,7 +121,7 @@ def server_idle() -> float:
     ValueError (one line) for a value that is not seconds."""
     raw = os.environ.get(SERVER_IDLE_ENV)
     if raw is None or raw.strip() == "":
-        from checkers.connect import DEFAULT_IDLE
+        from checkers.runtime.connect import DEFAULT_IDLE
         return DEFAULT_IDLE
     try:
         idle = float(raw)
@@ -139,7 +139,7 @@ def spark_remote() -> str | None:
 
 def run_check(args: argparse.Namespace) -> int:
     """`ordeal check`: over Spark Connect, in the server at --remote (ORDEAL_SPARK_REMOTE), else
-    in the shared local server (checkers.connect) unless ORDEAL_CHECK_SERVER_IDLE is 0, else
+    in the shared local server (checkers.runtime.connect) unless ORDEAL_CHECK_SERVER_IDLE is 0, else
     in a server of this command's own."""
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
@@ -169,8 +169,9 @@ def run_check(args: argparse.Namespace) -> int:
         return fail(str(exc))
 
     # Imported here, not at the top: `ordeal --help` loads no Spark.
-    from checkers.check import RESULTS_FILE, results_dir
-    from checkers.session import SessionOnDemand, small_file
+    from checkers.check import results_dir
+    from checkers.runtime.session import SessionOnDemand, small_file
+    from ground.run_files import RESULTS_JSON as RESULTS_FILE
 
     written: dict[Path, Path] = {}
     for history in histories:
@@ -190,9 +191,10 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOnDemand) -> int:
     """run_check's checks of `histories` in `spark`: its lines, and its exit code."""
-    from checkers.check import RESULTS_FILE, check_histories, results_dir
-    from checkers.history import HistoryError
-    from checkers.session import SparkUnavailable
+    from checkers.check import check_histories, results_dir
+    from checkers.ingest.history import HistoryError
+    from checkers.runtime.session import SparkUnavailable
+    from ground.run_files import RESULTS_JSON as RESULTS_FILE
 
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
@@ -245,7 +247,7 @@ def batches(histories: list[Path]) -> list[list[Path]]:
     check_histories): small ones together while their files add up to less than a large
     one's (so that a batch is checked with the settings for small histories, and Spark
     plans one check for many, the cost of a small check); a large one alone."""
-    from checkers.session import SMALL_INPUT_BYTES
+    from checkers.runtime.session import SMALL_INPUT_BYTES
 
     out: list[list[Path]] = []
     size = 0

@@ -1,8 +1,8 @@
 """Reading a history: JSON lines -> validated, flat Parquet, converted once and reused.
 
-The lines stream through checkers.ingest (the flat tables: one row per op, per record
+The lines stream through checkers.ingest.lines (the flat tables: one row per op, per record
 of an ok poll or final read, and per block of an ok deliver, checkers.schema; lines
-that cannot be ops are rejected) and checkers.pairing (each completion beside its
+that cannot be ops are rejected) and checkers.ingest.pairing (each completion beside its
 invoke; the paired sends), chunk by chunk, into Parquet (sends and polls only as the
 sends and records they give), so that no check parses JSON,
 explodes nested arrays or pairs ops again. The driver never holds the history: one
@@ -25,13 +25,13 @@ import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from checkers.ingest import BadLine, Chunk, Flat, chunks, flatten, parse
-from checkers.pairing import SEND_COLUMNS, SENDS, Pairing
-from checkers.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
-from checkers.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
+from checkers.ingest.lines import BadLine, Chunk, Flat, chunks, flatten, parse
+from checkers.ingest.pairing import SEND_COLUMNS, SENDS, Pairing
+from checkers.ingest.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
+from checkers.ingest.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
+from ground.run_files import HISTORY as HISTORY_JSONL
+from ground.run_files import RUN_JSON
 
-HISTORY_FILE = "history.jsonl"
-RUN_FILE = "run.json"
 # The column every table gets as it is read (not stored in the Parquet copy): which history
 # of a batch checked together a row is of, 0, 1, ... (0 for a history checked alone). The
 # checkers key every grouping, window and join by it, so that one set of Spark jobs judges
@@ -69,7 +69,7 @@ class Tables:
     table's first column is HISTORY, which history of the batch a row is of.
 
     ops: one row per usable op but sends and polls, which are checked from their own
-    tables (checkers.schema.OP_COLUMNS: the value's scalar fields);
+    tables (checkers.ingest.schema.OP_COLUMNS: the value's scalar fields);
     sends: one row per send completion, with invoke_index and invoke_time of its invoke
     (topic and value taken from the invoke when the completion omits them);
     records: one row per record of an ok poll or final read, or of a txn's poll (RECORD_COLUMNS);
@@ -152,7 +152,7 @@ class History:
 def history_file(path: Path) -> Path:
     """The history file for a run directory or a history file path."""
     if path.is_dir():
-        path = path / HISTORY_FILE
+        path = path / HISTORY_JSONL
     if not path.is_file():
         raise HistoryError(f"{path}: no such history file")
     return path
@@ -256,7 +256,7 @@ def _in_order(pool: ThreadPoolExecutor, work: Callable[[Chunk], Flat], items: It
 
 
 def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Read:
-    """Stream `source` through checkers.ingest and checkers.pairing into `write` (tables by
+    """Stream `source` through checkers.ingest.lines and checkers.ingest.pairing into `write` (tables by
     Parquet directory), chunk by chunk.
 
     Chunks are parsed two at a time (Arrow lets go of the GIL), so that a chunk's

@@ -15,9 +15,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from checkers.ingest import BadLine
-from checkers.schema import NEMESIS, OPS
-from checkers.txn_schema import TXN, TXNS
+from checkers.ingest.lines import BadLine
+from checkers.ingest.schema import NEMESIS, OPS
+from checkers.ingest.txn_schema import TXN, TXNS
 
 # What a completion takes from its process's previous op.
 _CARRIED = ("type", "f", "index", "time", "topic", "value")

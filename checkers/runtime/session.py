@@ -1,6 +1,6 @@
 """The SparkSession every checker runs in, and its settings for the history at hand.
 
-Every session is a Spark Connect client's (checkers.connect): of a server ordeal starts on
+Every session is a Spark Connect client's (checkers.runtime.connect): of a server ordeal starts on
 this machine, or of one a user runs (`remote`). The server ordeal starts runs local[*] by
 default, tuned for a small machine (few shuffle partitions, no UI, quiet logs); a Spark
 cluster is reached by passing its master URL. The caller decides the master and the
@@ -12,9 +12,9 @@ adaptive re-planning and no broadcast joins (each runs as Spark jobs of their ow
 whole-stage code generation (compiling it costs more than it saves on so few rows), no
 filters inferred from constraints. A JVM started for small histories compiles with C1
 only: its quicker start and warm-up pay, and C2's faster code would not. It also maps the
-classes a check loads from an archive built once (checkers.class_archive). A JVM started
+classes a check loads from an archive built once (checkers.runtime.class_archive). A JVM started
 for large ones is set for throughput (`_THROUGHPUT`, `_THROUGHPUT_HEAP`) and maps an
-archive of its own; so does the shared Connect server's (checkers.connect), which is such a JVM.
+archive of its own; so does the shared Connect server's (checkers.runtime.connect), which is such a JVM.
 """
 from __future__ import annotations
 
@@ -28,10 +28,10 @@ from urllib.parse import urlsplit
 
 from pyspark.sql import SparkSession
 
-from checkers import connect
-from checkers.class_archive import NO_REPLAY, QUIET_CDS
-from checkers.class_archive import java_options as class_archive_options
-from checkers.connect import SparkUnavailable
+from checkers.runtime import connect
+from checkers.runtime.class_archive import NO_REPLAY, QUIET_CDS
+from checkers.runtime.class_archive import java_options as class_archive_options
+from checkers.runtime.connect import SparkUnavailable
 
 LOCAL_MASTER = "local[*]"
 _LOG_CONFIG = Path(__file__).with_name("log4j2.properties")
@@ -140,7 +140,7 @@ class SessionOnDemand:
     needs it). `close()` ends it, and lets the server go (see below).
 
     Where the session's server is: `remote` (sc://HOST:PORT), a server someone else runs;
-    else, when `idle` > 0, the shared local server of `master` (checkers.connect: warm from
+    else, when `idle` > 0, the shared local server of `master` (checkers.runtime.connect: warm from
     the last check, held for this one until close(), stopped by itself after `idle` seconds
     without a check); else a server of this session's own, stopped by close().
 
@@ -197,7 +197,7 @@ class SessionOnDemand:
 
     def start_early(self) -> threading.Thread:
         """Start the session for large histories now, in the background (the thread returned):
-        a large history's convert (Python and Arrow, checkers.history) then hides the JVM's
+        a large history's convert (Python and Arrow, checkers.ingest.history) then hides the JVM's
         start, which get() waits for. A start that fails is told by get()."""
         thread = threading.Thread(target=self._start_for_large, name="ordeal-spark-start", daemon=True)
         thread.start()
@@ -253,7 +253,7 @@ def large_jvm_options() -> str:
 
 def jvm_options(small_inputs: bool) -> str:
     """The driver JVM's options for small histories or for large ones: the key its class archive
-    is kept under (checkers.class_archive)."""
+    is kept under (checkers.runtime.class_archive)."""
     return small_jvm_options() if small_inputs else large_jvm_options()
 
 
@@ -262,7 +262,7 @@ def _large_archive_options() -> str:
     without its profiles: the archive built by the JVM for small histories maps into this one
     too (which classes a check loads does not depend on the compiler or the collector: a check
     server's first check of 3,000 ops, in a new process, 32.5/33.7 -> 27.2/22.3 s, /tmp A/B,
-    alternating), but its profiles mislead this JVM's compiler (checkers.class_archive)."""
+    alternating), but its profiles mislead this JVM's compiler (checkers.runtime.class_archive)."""
     own = class_archive_options(large_jvm_options())
     if own:
         return own
@@ -295,7 +295,7 @@ def spark_session(master: str | None = None, *, small_inputs: bool = False,
     """A session of a new Connect server of this process's own for `master` (local[*] when
     None), and that server (stop() it when done). `small_inputs`: its JVM will check small
     histories only (C1 compiler only); else it is set for throughput. Either maps its classes
-    of checkers.class_archive if they are built. `class_dump`: instead, the JVM writes the
+    of checkers.runtime.class_archive if they are built. `class_dump`: instead, the JVM writes the
     classes it loaded there as it exits (how those archives are built)."""
     master = master or LOCAL_MASTER
     server = connect.Private(master, session_settings(master, small_inputs=small_inputs, class_dump=class_dump))

@@ -5,20 +5,20 @@ A txn's value is a list of micro-ops, each a pair [name, map]: ["send", {topic, 
 (its result adds partition and offset) or ["poll", {consumer}] (its result adds records, and
 optionally isolation). Arrow's JSON reader cannot read a list that holds a string and a map,
 so the lines are read after each micro-op's head `["send",` is rewritten to
-`[{"mf": "send"},` (checkers.txn_ingest): a list of two maps of one struct type, MOP, the
+`[{"mf": "send"},` (checkers.ingest.txn_lines): a list of two maps of one struct type, MOP, the
 first holding the name only. Fields not listed are allowed and ignored, as in format 1.
 
 Tables: mops, one row per micro-op of a txn completion (MOPS: the completion's index, process
 and type, the micro-op's place `pos` and name `mf`, and its fields); txns, one row per txn
-completion beside its invoke's index and time (TXNS, from checkers.pairing). A poll micro-op's
-records join the records table (checkers.schema.RECORDS, f "poll", the txn's index, `pos`
+completion beside its invoke's index and time (TXNS, from checkers.ingest.pairing). A poll micro-op's
+records join the records table (checkers.ingest.schema.RECORDS, f "poll", the txn's index, `pos`
 counted over all the txn's polls in order), where the format-1 checks read polls.
 """
 from __future__ import annotations
 
 import pyarrow as pa
 
-from checkers.schema import OP, OPS, RECORD
+from checkers.ingest.schema import OP, OPS, RECORD
 
 TXN = "txn"
 SEND, POLL = "send", "poll"
@@ -50,7 +50,7 @@ TXNS = pa.schema([OPS.field("process"), OPS.field("index"), OPS.field("time"), O
                   pa.field("invoke_index", pa.int64()), pa.field("invoke_time", pa.int64())])
 TXN_COLUMNS = tuple(TXNS.names)
 
-# The micro-op fields the checks read, per micro-op (checkers.ingest.mistyped).
+# The micro-op fields the checks read, per micro-op (checkers.ingest.lines.mistyped).
 READ_MOP_FIELDS: dict[str, tuple[str, ...]] = {
     SEND: ("topic", "value", "partition", "offset"),
     POLL: ("consumer", "isolation", "records"),

@@ -1,9 +1,9 @@
-"""A history's JSON lines -> the flat tables (checkers.schema OPS, RECORDS, BLOCKS), in Arrow.
+"""A history's JSON lines -> the flat tables (checkers.ingest.schema OPS, RECORDS, BLOCKS), in Arrow.
 
 Why Arrow and not Spark's JSON reader: parsing is most of a first check, and Arrow's
 C++ reader parses the same lines several times faster. The file is streamed in chunks
 of whole lines, so memory holds one chunk, never the history; the checks stay Spark
-transforms over the Parquet copy this feeds (checkers.history). Nor another reader,
+transforms over the Parquet copy this feeds (checkers.ingest.history). Nor another reader,
 though Arrow parses the lines of a 10M-op history (59% of converting it) at some 80 MB/s
 a core: DuckDB's took half the CPU, but it casts a field of another JSON type ("7" and
 true to integers, 7.5 rounded to 8) where the input rules below refuse it; polars' took
@@ -15,7 +15,7 @@ partitions are [topic, partition] pairs, lists of mixed types) are set aside fir
 when the reader still refuses the chunk (a torn or malformed line, a field
 of another JSON type) every line of it is read with the json module instead. Both
 ways give the same rows. Format 2's txn lines are set aside too and read by
-checkers.txn_ingest (Arrow, or the json module when Arrow refuses them); their micro-ops
+checkers.ingest.txn_lines (Arrow, or the json module when Arrow refuses them); their micro-ops
 become the mops table and their polls' records join the records table. A field the
 checks read (schema.READ_FIELDS, and the op's time) whose JSON type does not fit the
 schema is never read as null: Arrow refuses such a line, and the json-module path marks it (`mistyped`); the history is then refused
@@ -45,10 +45,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from checkers import txn_ingest
-from checkers.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, READ_FIELDS, READ_OP_FIELDS, RECORDS,
-                             TYPES, VALUE)
-from checkers.txn_schema import MOP_LIST, MOPS, TXN
+from checkers.ingest import txn_lines
+from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, READ_FIELDS, READ_OP_FIELDS,
+                                    RECORDS, TYPES, VALUE)
+from checkers.ingest.txn_schema import MOP_LIST, MOPS, TXN
 
 ASSIGN = "assign"
 
@@ -72,7 +72,7 @@ _ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in (
 # passes holding it (3.8 of the 33 CPU seconds that converting a 10M-op history took, and
 # the parsers' threads waited on them).
 _SET_ASIDE = "|".join([*(re.escape(json.dumps(word)) for word in (NEMESIS, ASSIGN)),
-                       re.escape(txn_ingest.MARK.decode())])  # the mark is quoted already
+                       re.escape(txn_lines.MARK.decode())])  # the mark is quoted already
 _INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
 
 
@@ -168,7 +168,7 @@ def parse(chunk: Chunk) -> pa.Table:
     aside = np.zeros(len(starts), dtype=bool)
     aside[np.searchsorted(ends, np.array(marks, dtype=np.int64))] = True
     txns = np.zeros(len(starts), dtype=bool)
-    _mark(chunk.data, txn_ingest.MARK, ends, txns)
+    _mark(chunk.data, txn_lines.MARK, ends, txns)
     txns &= ~aside  # read with the json module, which takes txn lines too
     numbers = chunk.first_line + np.arange(len(starts), dtype=np.int64)
     plain = ~aside & ~txns
@@ -210,11 +210,11 @@ def _mark(data: bytes, mark: bytes, ends: np.ndarray, lines: np.ndarray) -> None
 
 def _txn_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.ndarray, numbers: np.ndarray) -> pa.Table:
     """The txn lines `rows` (none blank): by Arrow after their micro-ops' heads are rewritten
-    (checkers.txn_ingest), else one by one."""
+    (checkers.ingest.txn_lines), else one by one."""
     idx = np.flatnonzero(rows)
     text = b"\n".join(data[s:e] for s, e in zip(starts[idx].tolist(), ends[idx].tolist()))
     longest = int((ends[rows] - starts[rows]).max())
-    table = txn_ingest.arrow_read(text, len(idx), longest)
+    table = txn_lines.arrow_read(text, len(idx), longest)
     if table is None:
         return _python_read(data, starts, ends, rows, numbers)
     n = table.num_rows
@@ -315,7 +315,7 @@ def _python_read(data: bytes, starts: np.ndarray, ends: np.ndarray, rows: np.nda
             row = conform(_as_held(raw), OP)
             row["mistyped"] = mistyped(raw)
             if raw.get("f") == TXN:
-                row["mops"] = conform(txn_ingest.mop_pairs(raw.get("value")), MOP_LIST)
+                row["mops"] = conform(txn_lines.mop_pairs(raw.get("value")), MOP_LIST)
         else:
             row = {}
         row["line"] = n
@@ -382,7 +382,7 @@ def mistyped(raw: dict[str, Any]) -> str | None:
     if not isinstance(f, str) or not isinstance(process, str) or (process == NEMESIS and f != "crash"):
         return None
     if f == TXN:
-        return txn_ingest.mop_misfit(raw.get("value"), _misfit)
+        return txn_lines.mop_misfit(raw.get("value"), _misfit)
     names = READ_FIELDS.get(f, ())
     if not names:
         return None
@@ -482,7 +482,7 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
     mops = MOPS.empty_table()
     if "mops" in table.column_names and pc.any(pc.is_valid(table["mops"])).as_py():
         client = table.filter(pc.fill_null(pc.not_equal(table["process"], NEMESIS), False))
-        mops, txn_records = txn_ingest.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
+        mops, txn_records = txn_lines.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
         if txn_records.num_rows:
             records = pa.concat_tables([records, txn_records])
     return Flat(ops, records, blocks, skipped, wrong, mops)
