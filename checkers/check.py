@@ -30,19 +30,18 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from checkers import kafka, nodes, ordering
 from checkers.checker import Checker, Findings, gathered, shared
 from checkers.faults import history_fault_outcomes
 from checkers.ingest.history import HISTORY, History, HistoryError, Tables, history_file, load_history
+from checkers.registry import CHECKS
 from checkers.runtime.session import SessionOnDemand, SparkUnavailable, fit_to_input, small_file
-from checkers.verdict import CHECKERS, checker_valid, overall_valid
+from checkers.verdict import checker_valid, overall_valid
 from ground.run_files import RESULTS_JSON, RUN_JSON
 
 MAX_EXAMPLES = 10
 MAX_EVIDENCE = 1000
 MAX_NOT_JUDGED = 20
 # Every checker, in the order results.json lists them (see checkers.checker).
-CHECKS: tuple[Checker, ...] = (kafka.CHECKER, ordering.CHECKER, nodes.CHECKER)
 NOTHING_PROVEN = ("the history proves nothing: no client op completed ok that sent or read anything "
                   "(an ok send, a committed txn's send, a poll with records, a final read, a broadcast or a deliver)")
 
@@ -148,7 +147,7 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
         except HistoryError as exc:
             answers[n] = exc
     counts = [loaded.history.counts for _, loaded in batch]
-    running = [c for c in CHECKS if any(c.reads(each) for each in counts)]
+    running = [c for c in CHECKS.values() if any(c.reads(each) for each in counts)]
     judged: list[Found] = [({}, {}, {})] * len(batch)
     stat_names: dict[str, list[str]] = {}
     if running:
@@ -254,7 +253,7 @@ def judge(history: History, checkers_run: list[str], found: Found, *, idempotent
     stats.update(more)
     checkers: dict[str, Any] = {}
     for name in checkers_run:
-        names = CHECKERS[name]
+        names = CHECKS[name].anomalies
         judged = {a: why for a, why in not_judged.items() if a in names}
         unknown = [w for why in judged.values() for w in why]
         present = {a for a in anomalies if a in names}
@@ -263,7 +262,7 @@ def judge(history: History, checkers_run: list[str], found: Found, *, idempotent
     reasons = [] if proven else [NOTHING_PROVEN if history.op_count else "the history holds no op"]
     return {
         "valid": overall_valid([c["valid"] for c in checkers.values()], proven=proven),
-        "anomalies": {name: a for name, a in anomalies.items() if any(name in CHECKERS[c] for c in checkers_run)},
+        "anomalies": {name: a for name, a in anomalies.items() if any(name in CHECKS[c].anomalies for c in checkers_run)},
         "checkers": checkers,
         "unknown": reasons,
         "idempotent": idempotent,

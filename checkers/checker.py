@@ -2,9 +2,9 @@
 its findings as frames that check.py folds into results.json in one pass.
 
 Each checker module (checkers.kafka, checkers.ordering, checkers.nodes) declares one
-`CHECKER`; check.CHECKS lists them, and checkers.verdict names their anomalies. A new
-kind of op is checked by a new module with its own Checker, added to both lists: nothing
-else in check.py knows which checkers exist.
+`CHECKER`, with the anomalies it may find (named, with their rules, in checkers.verdict);
+checkers/registry.py lists them (CHECKS). A new kind of op is checked by a new module with
+its own Checker, added there: nothing in check.py knows which checkers exist.
 
 A checker runs only where the history holds something it can judge (`reads`, from the
 counts taken while the history was read: no Spark), so a history of one kind starts no
@@ -48,6 +48,7 @@ class Checker:
     """One checker as checkers.check runs it (see the module's docstring)."""
 
     name: str
+    anomalies: tuple[str, ...]  # every anomaly its findings may name (checkers.verdict)
     reads: Callable[[Counts], bool]
     proves: Callable[[Counts], bool]
     find: Callable[[Tables], Findings]

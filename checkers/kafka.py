@@ -32,6 +32,7 @@ from checkers.checker import (TP, TV, Checker, Findings, gathered, not_judged_ro
                               stat_rows)
 from checkers.ingest.history import HISTORY, Counts, Tables
 from checkers.txn import txn_anomalies
+from checkers.verdict import KAFKA
 
 # How many indices of one anomaly row to keep: enough to prove it, bounded.
 _EVIDENCE_PER_ROW = 8
@@ -565,4 +566,4 @@ def _proves(counts: Counts) -> bool:
                 or counts.ok("final-read"))
 
 
-CHECKER = Checker(name="kafka", reads=_proves, proves=_proves, find=kafka_findings)
+CHECKER = Checker(name="kafka", anomalies=KAFKA, reads=_proves, proves=_proves, find=kafka_findings)

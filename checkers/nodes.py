@@ -13,6 +13,7 @@ from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings
 from checkers.ingest.history import Tables
 from checkers.ingest.schema import NEMESIS
+from checkers.verdict import NODES
 
 CRASH = "crash"
 
@@ -32,5 +33,5 @@ def node_findings(tables: Tables) -> Findings:
 # Only a history that records crashes is judged: one from a harness that watched for none
 # says nothing about its nodes. Crashes show what the nodes did, not what the clients
 # saw: they prove nothing about the data (an invalid verdict needs no such proof).
-CHECKER = Checker(name="nodes", reads=lambda counts: counts.has(CRASH), proves=lambda counts: False,
+CHECKER = Checker(name="nodes", anomalies=NODES, reads=lambda counts: counts.has(CRASH), proves=lambda counts: False,
                   find=node_findings)

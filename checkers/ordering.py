@@ -36,6 +36,7 @@ from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings, not_judged_rows, shared
 from checkers.ingest.history import HISTORY, Counts, Tables
 from checkers.ingest.schema import NEMESIS
+from checkers.verdict import ORDERING
 
 # An OSN's chain of a channel, in a history of the batch (checkers.ingest.history.HISTORY); a
 # channel of one.
@@ -304,5 +305,5 @@ def _proves(counts: Counts) -> bool:
     return bool(counts.ok("broadcast") or counts.ok("deliver"))
 
 
-CHECKER = Checker(name="ordering", reads=_proves, proves=_proves,
+CHECKER = Checker(name="ordering", anomalies=ORDERING, reads=_proves, proves=_proves,
                   find=ordering_findings)

@@ -23,7 +23,6 @@ KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "n
          "G0", "G1c", "G0-realtime", "G1c-realtime")
 ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
 NODES = ("node-crash",)
-CHECKERS: dict[str, tuple[str, ...]] = {"kafka": KAFKA, "ordering": ORDERING, "nodes": NODES}
 
 _DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
 _MAKES_UNKNOWN = frozenset({"lagging-osn"})

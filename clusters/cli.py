@@ -19,7 +19,7 @@ def docker_client():
         client = docker.from_env(timeout=120)
         client.ping()
     except Exception as exc:  # the engine is missing or not started
-        from clusters.cluster import engine_unreachable
+        from clusters.errors import engine_unreachable
 
         raise UsageError(engine_unreachable(exc)) from None
     return client
@@ -45,7 +45,8 @@ def _terminate_on_sigterm() -> None:
 def _up(args: argparse.Namespace) -> int:
     variant = _variant(args.variant)  # refused here, before anything boots
     client = docker_client()
-    from clusters.cluster import Cluster, ClusterError
+    from clusters.cluster import Cluster
+    from clusters.errors import ClusterError
 
     _terminate_on_sigterm()
     started = time.monotonic()
@@ -103,7 +104,8 @@ def _down(args: argparse.Namespace) -> int:
 def _smoke(args: argparse.Namespace) -> int:
     variant = _variant(args.variant)
     client = docker_client()
-    from clusters.cluster import Cluster, ClusterError
+    from clusters.cluster import Cluster
+    from clusters.errors import ClusterError
     from clusters.smoke import smoke
 
     _terminate_on_sigterm()

@@ -21,6 +21,7 @@ from confluent_kafka import KafkaException
 
 from clusters import kraft
 from clusters import labels as L
+from clusters.errors import ClusterError, engine_unreachable
 from clusters.health import admin_client, ensemble_has_leader, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.lease import release as lease_release
@@ -30,24 +31,14 @@ from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE,
                                   OSN_PORT, ZOOKEEPER_JAVA_OPTS, controller_properties, server_properties, zoo_cfg)
 from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
-from clusters.subnet import candidate_subnets, host_ip
+from clusters.subnet import CONTROLLER_OFFSET, KAFKA_OFFSET, TOXIPROXY_OFFSET, ZK_OFFSET, candidate_subnets, host_ip
 from clusters.variant import Variant, parse_variant
 from ground.cache import cache_dir
 
 log = logging.getLogger("ordeal.cluster")
 
-TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET, CONTROLLER_OFFSET = 5, 10, 20, 30, 40
 TOXIPROXY_API_PORT = 8474
 PROXY_BASE_PORT = 19090
-
-
-def engine_unreachable(exc: BaseException) -> str:
-    """The one line for a Docker engine that does not answer (missing or not started), with its cure."""
-    return f"cannot reach the Docker engine ({exc.__class__.__name__}); run `make bootstrap` first"
-
-
-class ClusterError(RuntimeError):
-    """The cluster could not be brought up or reached; the message says which part."""
 
 
 class Cluster:
@@ -295,31 +286,31 @@ class Cluster:
         v = self.variant
         tox_ip = host_ip(self.subnet, TOXIPROXY_OFFSET)
         kafka_image = tags.kafka_image(v.kafka.version)
-        self._add(tags.toxiproxy, "toxiproxy", "toxiproxy", tox_ip, run_labels, {}, data_dir=None)
+        self.add_node(tags.toxiproxy, "toxiproxy", "toxiproxy", tox_ip, run_labels, {}, data_dir=None)
         metadata_env: dict[str, str] = {}
         if self.kraft:
             metadata_ips = [host_ip(self.subnet, CONTROLLER_OFFSET + i) for i in range(1, v.cluster.controllers + 1)]
             metadata_env = {"ORDEAL_CLUSTER_ID": kraft.new_cluster_id()}
             for i, ip in enumerate(metadata_ips, start=1):
-                self._add(kafka_image, f"controller{i}", "controller", ip, run_labels,
+                self.add_node(kafka_image, f"controller{i}", "controller", ip, run_labels,
                           {"ORDEAL_CONFIG": controller_properties(v, i, metadata_ips),
                            "ORDEAL_JAVA_OPTS": CONTROLLER_JAVA_OPTS, **metadata_env}, data_dir="/var/lib/kafka")
         else:
             metadata_ips = [host_ip(self.subnet, ZK_OFFSET + i) for i in range(1, v.cluster.zookeepers + 1)]
             for i, ip in enumerate(metadata_ips, start=1):
-                self._add(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
+                self.add_node(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
                           {"ORDEAL_CONFIG": zoo_cfg(metadata_ips), "ORDEAL_MYID": str(i),
                            "ORDEAL_JAVA_OPTS": ZOOKEEPER_JAVA_OPTS}, data_dir="/var/lib/zookeeper")
         for i in range(1, v.cluster.brokers + 1):
             ip = host_ip(self.subnet, KAFKA_OFFSET + i)
             props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", metadata_ips)
-            self._add(kafka_image, f"kafka{i}", "kafka", ip, run_labels,
+            self.add_node(kafka_image, f"kafka{i}", "kafka", ip, run_labels,
                       {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS, **metadata_env},
                       data_dir="/var/lib/kafka")
         if v.cluster.osns:
             self.ordering.create_nodes(self, tags, run_labels)
 
-    def _add(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
+    def add_node(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
              env: dict[str, str], data_dir: str | None, extra_mounts: list[docker.types.Mount] = ()) -> Node:
         api = self.client.api
         node_labels = {**run_labels, L.ROLE: role, L.NODE: name, L.IP: ip}

@@ -15,14 +15,49 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import docker
+
+from clusters import labels as L
+from clusters.errors import ClusterError
+from clusters.fabric import material, material_volume
+from clusters.fabric.material import CLIENT_MSP
 from clusters.health import osn_healthy
+from clusters.images.fabric_build import fabric_tools
 from clusters.node import Node
 from clusters.node_config import CLUSTER_PORT, OSN_PORT, osn_json
+from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
+from clusters.orderer.config_update import sign_channel_creation
+from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
+from clusters.orderer.wire.common import common_pb2
+from clusters.subnet import KAFKA_OFFSET, OSN_OFFSET, host_ip
 
 if TYPE_CHECKING:
-    from clusters.cluster import Cluster
     from clusters.images.build import ImageTags
-    from clusters.orderer.identity import Identity
+    from clusters.variant import Variant
+
+
+class Cluster(Protocol):
+    """What an ordering service uses of the cluster that holds it (clusters.cluster.Cluster,
+    which creates the service: named here so that this module need not import it)."""
+
+    variant: "Variant"
+    run: str
+    subnet: Any
+    client: docker.DockerClient
+    cache: Path
+
+    @property
+    def osns(self) -> list[Node]: ...
+
+    @property
+    def brokers(self) -> list[Node]: ...
+
+    def node(self, name: str) -> Node: ...
+
+    def osn_addresses(self) -> dict[str, str]: ...
+
+    def add_node(self, image: str, name: str, role: str, ip: str, run_labels: dict[str, str],
+                 env: dict[str, str], data_dir: str | None, extra_mounts: list[Any] = ...) -> Node: ...
 
 FABRIC_VERSION = "1.4.12"
 
@@ -31,25 +66,21 @@ class OrderingService(Protocol):
     implementation: str
     version: str
 
-    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None: ...
+    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None: ...
 
-    def start(self, cluster: "Cluster", deadline: float) -> None: ...
+    def start(self, cluster: Cluster, deadline: float) -> None: ...
 
-    def healthy(self, cluster: "Cluster", node: Node) -> bool: ...
+    def healthy(self, cluster: Cluster, node: Node) -> bool: ...
 
-    def client_identity(self, cluster: "Cluster") -> "Identity": ...
+    def client_identity(self, cluster: Cluster) -> Identity: ...
 
 
-def _osn_ips(cluster: "Cluster") -> list[tuple[str, str]]:
-    from clusters.cluster import OSN_OFFSET
-    from clusters.subnet import host_ip
+def _osn_ips(cluster: Cluster) -> list[tuple[str, str]]:
 
     return [(f"osn{i}", host_ip(cluster.subnet, OSN_OFFSET + i)) for i in range(1, cluster.variant.cluster.osns + 1)]
 
 
-def _broker_ips(cluster: "Cluster") -> list[str]:
-    from clusters.cluster import KAFKA_OFFSET
-    from clusters.subnet import host_ip
+def _broker_ips(cluster: Cluster) -> list[str]:
 
     return [host_ip(cluster.subnet, KAFKA_OFFSET + i) for i in range(1, cluster.variant.cluster.brokers + 1)]
 
@@ -60,23 +91,22 @@ class ModelOrderers:
 
     implementation, version = "model", "ordeal"
 
-    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None:
+    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
         if tags.osn is None:
-            raise _cluster_error("the variant asks for OSNs but the OSN image was not built")
+            raise ClusterError("the variant asks for OSNs but the OSN image was not built")
         brokers = _broker_ips(cluster)
         for name, ip in _osn_ips(cluster):
-            cluster._add(tags.osn, name, "osn", ip, run_labels,
+            cluster.add_node(tags.osn, name, "osn", ip, run_labels,
                          {"ORDEAL_CONFIG": osn_json(cluster.variant, name, brokers)}, data_dir="/var/lib/ordeal")
 
-    def start(self, cluster: "Cluster", deadline: float) -> None:
+    def start(self, cluster: Cluster, deadline: float) -> None:
         for node in cluster.osns:
             node.start()
 
-    def healthy(self, cluster: "Cluster", node: Node) -> bool:
+    def healthy(self, cluster: Cluster, node: Node) -> bool:
         return osn_healthy(node.ip)
 
-    def client_identity(self, cluster: "Cluster") -> "Identity":
-        from clusters.orderer.identity import NamedIdentity
+    def client_identity(self, cluster: Cluster) -> Identity:
 
         return NamedIdentity("client")
 
@@ -102,14 +132,11 @@ class FabricOrderers:
         self._channel_txs: dict[str, bytes] = {}
 
     # -- boot -----------------------------------------------------------------
-    def create_nodes(self, cluster: "Cluster", tags: "ImageTags", run_labels: dict[str, str]) -> None:
-        import docker
+    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
 
-        from clusters.fabric import material, material_volume
-        from clusters.images.fabric_build import fabric_tools
 
         if tags.fabric_orderer is None:
-            raise _cluster_error("the variant asks for Fabric's orderer but its image was not built")
+            raise ClusterError("the variant asks for Fabric's orderer but its image was not built")
         v = cluster.variant
         osns = _osn_ips(cluster)
         with tempfile.TemporaryDirectory(prefix="ordeal-fabric-") as tmp:
@@ -144,13 +171,12 @@ class FabricOrderers:
                 "ORDERER_OPERATIONS_LISTENADDRESS": "0.0.0.0:8443",
                 "ORDERER_METRICS_PROVIDER": "disabled",
             }
-            cluster._add(tags.fabric_orderer, name, "osn", ip, run_labels, env,
+            cluster.add_node(tags.fabric_orderer, name, "osn", ip, run_labels, env,
                          data_dir="/var/hyperledger/production",
                          extra_mounts=[docker.types.Mount(target=material_volume.MOUNT, source=volume,
                                                           type="volume", read_only=True)])
 
-    def start(self, cluster: "Cluster", deadline: float) -> None:
-        from clusters.orderer.client import OsnClient
+    def start(self, cluster: Cluster, deadline: float) -> None:
 
         for node in cluster.osns:
             node.start()
@@ -165,21 +191,17 @@ class FabricOrderers:
         finally:
             client.close()
 
-    def _check_alive(self, cluster: "Cluster", node: Node, deadline: float, failure: str) -> None:
-        from clusters.cluster import ClusterError
+    def _check_alive(self, cluster: Cluster, node: Node, deadline: float, failure: str) -> None:
 
         if node.state in ("exited", "dead"):
             raise ClusterError(f"orderer {node.name} exited; see its log")
         if time.monotonic() > deadline:
             raise ClusterError(f"orderer {node.name} {failure}")
 
-    def _create_channel(self, cluster: "Cluster", client: Any, channel: str, deadline: float) -> None:
+    def _create_channel(self, cluster: Cluster, client: Any, channel: str, deadline: float) -> None:
         """Broadcast the admin-signed channel creation to the orderers in turn until one
         answers SUCCESS (or the channel already delivers), then wait until every orderer
         delivers the channel's block 0."""
-        from clusters.orderer.client import OsnUnreachable
-        from clusters.orderer.config_update import sign_channel_creation
-        from clusters.orderer.wire.common import common_pb2
 
         tx = common_pb2.Envelope.FromString(self._channel_tx(cluster, channel))
         addresses = list(cluster.osn_addresses().items())
@@ -206,17 +228,15 @@ class FabricOrderers:
 
     @staticmethod
     def _delivers_block0(client: Any, address: str, channel: str, timeout: float = 3.0) -> bool:
-        from clusters.orderer.client import DeliverFailed, OsnUnreachable
 
         try:
             return bool(client.deliver(address, channel, 0, 0, timeout=timeout, best_effort=False))
         except (DeliverFailed, OsnUnreachable):
             return False
 
-    def healthy(self, cluster: "Cluster", node: Node) -> bool:
+    def healthy(self, cluster: Cluster, node: Node) -> bool:
         """Every channel's block 0 is delivered (strictly: an orderer whose chain has not
         reached Kafka answers SERVICE_UNAVAILABLE)."""
-        from clusters.orderer.client import OsnClient
 
         address = f"{node.ip}:{OSN_PORT}"
         if not _port_open(node.ip, OSN_PORT):
@@ -230,16 +250,13 @@ class FabricOrderers:
     # -- what the client needs of the material ---------------------------------
     def _keep(self, root: Path) -> None:
         """Hold the client identities and the channel-creation txs of the material at `root`."""
-        from clusters.fabric.material import CLIENT_MSP
-        from clusters.orderer.identity import MspIdentity
 
         for who in ("admin", "user"):
             self._identities[who] = MspIdentity.load(CLIENT_MSP, root / "clients" / who / "msp")
         self._channel_txs = {p.stem: p.read_bytes() for p in (root / "channels").glob("*.tx")}
 
-    def _ensure_material(self, cluster: "Cluster") -> None:
+    def _ensure_material(self, cluster: Cluster) -> None:
         """A cluster booted by another process: read its material back from the run's volume, once."""
-        from clusters.fabric import material_volume
 
         if self._identities:
             return
@@ -252,28 +269,21 @@ class FabricOrderers:
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
 
-    def client_identity(self, cluster: "Cluster") -> "Identity":
+    def client_identity(self, cluster: Cluster) -> Identity:
         """The client org's user: a member, so it may write and read every channel."""
         self._ensure_material(cluster)
         return self._identities["user"]
 
-    def _admin(self, cluster: "Cluster") -> "Identity":
+    def _admin(self, cluster: Cluster) -> Identity:
         self._ensure_material(cluster)
         return self._identities["admin"]
 
-    def _channel_tx(self, cluster: "Cluster", channel: str) -> bytes:
+    def _channel_tx(self, cluster: Cluster, channel: str) -> bytes:
         self._ensure_material(cluster)
         return self._channel_txs[channel]
 
 
-def _cluster_error(message: str) -> Exception:
-    from clusters.cluster import ClusterError
-
-    return ClusterError(message)
-
-
-def _scratch_labels(cluster: "Cluster") -> dict[str, str]:
-    from clusters import labels as L
+def _scratch_labels(cluster: Cluster) -> dict[str, str]:
 
     # Owned by this process: a scratch container left by a crash is pruned like the run's others.
     return L.run_labels(cluster.run, cluster.variant.name, keep=False)

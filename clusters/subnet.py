@@ -9,6 +9,8 @@ import docker
 # 10.213.0.0/16 is carved into /24s; a run starts at a slot derived from its label and
 # walks on past slots that any docker network already uses.
 POOL = ipaddress.ip_network("10.213.0.0/16")
+# Where each role's nodes sit in a run's /24: host numbers from these on, one per node.
+TOXIPROXY_OFFSET, ZK_OFFSET, KAFKA_OFFSET, OSN_OFFSET, CONTROLLER_OFFSET = 5, 10, 20, 30, 40
 
 
 def _used(client: docker.DockerClient) -> list[ipaddress.IPv4Network]:

@@ -14,30 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from clusters import kafka_versions
 from clusters.kafka_versions import VERSION_PATTERN, Mode
 from ground.expectations import Expectation
+from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
 from ground.validation_message import one_line
 
 VARIANTS_DIR = Path(__file__).resolve().parent / "variants"
 
 # The fault kinds a variant states an expectation for (one pytest scenario each).
-FAULT_KINDS = (
-    "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
-    "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
-    "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
-    "disk-loss", "disk-loss-sole-in-sync",
-    "pause-controller", "controller-quorum-loss", "isolate-broker-from-controllers",
-    # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
-    # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
-    "txn-coordinator-pause", "txn-mixed",
-)
-# Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
-# dedicated controllers. The other fault kinds run in either mode ("controller" is then
-# the controller broker, or the active controller: the KRaft quorum's leader).
-MODE_FAULT_KINDS: dict[str, str] = {
-    "zk-quorum-loss": "zookeeper",
-    "controller-quorum-loss": "kraft",
-    "isolate-broker-from-controllers": "kraft",
-}
 class VariantError(ValueError):
     """A variant file that cannot be used; str() is the one-line message for the user."""
 

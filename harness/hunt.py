@@ -62,7 +62,7 @@ def hunt(variant: str, *, scenario: str = "random", minutes: float, store: Path,
     """Hunt on `variant` for `minutes` (or `max_runs` runs); runs go under STORE/hunt-<variant>/."""
     from harness.cluster_pool import ClusterPool
     from harness.plan import prepare
-    from harness.runner import Runner, RunError
+    from harness.runner import RunError, Runner
 
     def plan_for(seed: int) -> Any:
         try:
@@ -98,7 +98,7 @@ def hunt(variant: str, *, scenario: str = "random", minutes: float, store: Path,
                 result.runs.append(HuntRun(plan.seed, "error", "", None, clock() - t0, str(exc)))
                 continue
             except Exception as exc:  # noqa: BLE001 - a cluster that cannot come up ends the hunt
-                from clusters.cluster import ClusterError
+                from clusters.errors import ClusterError
 
                 if not isinstance(exc, ClusterError):
                     raise

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 
 from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
                               clients, derive_rng, nemesis, once)
-from ground.nemesis import Nemesis
+from ground.nemesis_protocol import Nemesis
 from ground.validation_message import one_line
 from ground.workload import Workload
 from harness.random_schedule import RandomSchedule, Request, plan_schedule

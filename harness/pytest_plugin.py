@@ -52,7 +52,7 @@ class ClusterPool:
         self._pool = Pool()
 
     def get(self, variant: Any) -> Any:
-        from clusters.cluster import ClusterError
+        from clusters.errors import ClusterError
 
         try:
             return self._pool.get(variant)

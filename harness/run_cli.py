@@ -87,14 +87,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """`python -m harness.run_cli SCENARIO ...`: the run subcommand alone."""
-    from harness import cli
-
     parser = argparse.ArgumentParser(prog="ordeal")
     register(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["run", *(sys.argv[1:] if argv is None else argv)])
     try:
         return args.func(args)
-    except cli.UsageError as exc:
+    except UsageError as exc:
         print(f"ordeal: {exc}", file=sys.stderr)
         return 2
 

@@ -22,7 +22,7 @@ from typing import Any
 from checkers.faults import faults_missed
 from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from ground.generator import Context, Pending, Phases
-from ground.nemesis import NoTarget
+from ground.nemesis_protocol import NoTarget
 from ground.op import INFO, NEMESIS, Op
 from ground.run_files import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON
 from harness.crash_watch import CrashWatch
@@ -278,7 +278,8 @@ class Runner:
         this run then owns, and tears down unless told to keep it)."""
         if not self.plan.needs_cluster or self._given_cluster is not None:
             return
-        from clusters.cluster import Cluster, ClusterError
+        from clusters.cluster import Cluster
+        from clusters.errors import ClusterError
 
         variant = self.plan.variant
         try:

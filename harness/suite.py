@@ -199,7 +199,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
     into store/suite-<name>/<UTC time>/ (the runs go below it); say one line per run."""
     from datetime import datetime, timezone
 
-    from clusters.cluster import ClusterError
+    from clusters.errors import ClusterError
     from harness.cluster_pool import ClusterPool
     from harness.runner import RunError, Runner
     from harness.store import create_run_dir, point_latest

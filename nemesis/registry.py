@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ground.nemesis import FaultFactory
+from ground.nemesis_protocol import FaultFactory
 from nemesis.broker_fencing import BrokerFromControllers, FencingOptions
 from nemesis.disk_loss import DiskLoss, DiskLossOptions
 from nemesis.link_faults import LinkFaultNemesis, LinkFaultOptions

@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ground.nemesis import FaultFactory
+from ground.nemesis_protocol import FaultFactory
 from ground.op import Op
 from nemesis.fault import Fault
 

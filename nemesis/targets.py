@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from clusters.fabric.material import SYSTEM_CHANNEL
 from clusters.health import admin_client
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
-from ground.nemesis import NoTarget
+from ground.nemesis_protocol import NoTarget
 
 Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "minority", "majority",
                "txn-coordinator", "group-coordinator"]

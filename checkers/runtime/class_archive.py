@@ -12,7 +12,7 @@ every later checker JVM for small histories maps it.
 Measured on the 2-core machine, in one process: with JDK 17's class-data-sharing archive
 before it, session start 2.9 s -> 1.4 s and a first check of a 3,000-op history 13.2 s
 -> 10.1 s; the AOT cache took that check (`ordeal check`, own process) from 12.7-13.9 s
-to 10.8-11.6 s (checkers.java_runtime; bench/checkers.py prints a fresh `ordeal check` of one).
+to 10.8-11.6 s (checkers.java_runtime; bench/checks.py prints a fresh `ordeal check` of one).
 
 The cache also holds the methods' profiles of its training run, which the JIT uses to
 compile early. Those of small histories mislead the JVM for large ones: they had it leave

@@ -104,7 +104,7 @@ def test_a_node_that_exits_at_boot_is_named_with_its_last_line_and_nothing_is_le
     """The boot CI once met: a KRaft cluster id that kafka-storage reads as an option. Every
     controller exits at once; the error names them and says why, and the run is removed."""
     from clusters import kraft
-    from clusters.cluster import ClusterError
+    from clusters.errors import ClusterError
     from clusters.variant import parse_variant
 
     monkeypatch.setattr(kraft, "new_cluster_id", lambda: "-" + "A" * 21)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ground.nemesis import NoTarget
+from ground.nemesis_protocol import NoTarget
 from nemesis.registry import register_fault
 
 NAME = "always-fails"

@@ -18,20 +18,21 @@ import pytest
 from html_structure import parse_page
 
 from checkers.check import check_histories
+from checkers.registry import CHECKS
 from checkers.synthetic import HistoryBuilder, make_chain, poll_mop, send_mop
-from checkers.verdict import CHECKERS, UNKNOWN, fails
+from checkers.verdict import UNKNOWN, fails
 from ground.run_files import RESULTS_JSON as RESULTS_FILE
 from reports import history_digest
 from reports.report import write_report
 from reports.run_files import verdict_of
 
 # Every anomaly the checker knows: a new one without a history below fails this module.
-ANOMALIES = tuple(name for names in CHECKERS.values() for name in names)
+ANOMALIES = tuple(name for check in CHECKS.values() for name in check.anomalies)
 CLEAN = "clean"
 
 
 def _owner(anomaly: str) -> str:
-    return next(checker for checker, names in CHECKERS.items() if anomaly in names)
+    return next(name for name, check in CHECKS.items() if anomaly in check.anomalies)
 
 
 def _finish(h: HistoryBuilder, logs: dict[tuple[str, int], list[tuple[int, Any]]]) -> None:

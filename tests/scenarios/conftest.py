@@ -1,12 +1,12 @@
-"""One pytest module per fault kind, each parametrised by variant and asserting the verdict
-that variant's [expect] table allows under that fault (clusters/variants/*.toml).
+"""test_fault_kinds.py: one test per fault kind and variant, asserting the verdict that
+variant's [expect] table allows under that fault (clusters/variants/*.toml).
 
 They run real scenarios (scenarios/<kind>.toml) on real clusters, so they are opt-in:
 `--suite NAME` keeps the variant x fault cells of that suite's matrix (with its durations)
 and deselects the rest; without --suite every one of them is deselected.
 
     .venv/bin/pytest tests/scenarios --suite smoke
-    .venv/bin/pytest tests/scenarios/test_kill_broker.py --suite nightly -k unclean
+    .venv/bin/pytest tests/scenarios --suite nightly -k "kill-broker and unclean"
 """
 from __future__ import annotations
 
@@ -32,8 +32,8 @@ def variants_for(kind: str) -> list[str]:
 def _cell(item: pytest.Item) -> tuple[str, str] | None:
     if HERE not in Path(str(item.path)).resolve().parents:
         return None
-    kind = getattr(item.module, "KIND", None)
-    variant = getattr(item, "callspec", None) and item.callspec.params.get("variant")
+    params = item.callspec.params if hasattr(item, "callspec") else {}
+    kind, variant = params.get("kind"), params.get("variant")
     return (variant, kind) if kind and variant else None
 
 

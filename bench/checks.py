@@ -48,7 +48,7 @@ no Parquet copy): the server has then checked a large history too.
 `--txn` also checks a transactional history (format 2, kafka-txn's shape:
 checkers.synthetic.generate_txn_history) of each size, after the plain one.
 
-Usage: .venv/bin/python bench/checkers.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000]
+Usage: .venv/bin/python bench/checks.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000]
        [--batch 20] [--server] [--compare CHECKOUT]
 """
 from __future__ import annotations

@@ -1,0 +1,24 @@
+"""The fault kinds: the faults a variant states what it expects under (its [expect] table), each
+shipped as scenarios/<kind>.toml and tested on every variant that can run it
+(tests/scenarios/test_fault_kinds.py). The one list of them; everything else is derived.
+"""
+from __future__ import annotations
+
+FAULT_KINDS = (
+    "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
+    "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
+    "targeted-isr-shrink", "kill-osn", "pause-osn", "mixed", "kafka-loss-probed",
+    "disk-loss", "disk-loss-sole-in-sync",
+    "pause-controller", "controller-quorum-loss", "isolate-broker-from-controllers",
+    # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
+    # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
+    "txn-coordinator-pause", "txn-mixed",
+)
+# Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
+# dedicated controllers. The other fault kinds run in either mode ("controller" is then
+# the controller broker, or the active controller: the KRaft quorum's leader).
+MODE_FAULT_KINDS: dict[str, str] = {
+    "zk-quorum-loss": "zookeeper",
+    "controller-quorum-loss": "kraft",
+    "isolate-broker-from-controllers": "kraft",
+}
