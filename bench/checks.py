@@ -67,12 +67,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-
-# Run as a script, this file's directory comes first on sys.path and its name would
-# shadow the checkers package.
-sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != Path(__file__).resolve().parent]
-
 from checkers.synthetic import generate_history, generate_txn_history
+from reference import Speed  # bench/reference.py: the scripts run with bench/ first on their path
 
 GENERATORS = {"plain": generate_history, "txn": generate_txn_history}
 _TOP = Path(__file__).resolve().parent.parent
@@ -81,34 +77,6 @@ _TOP = Path(__file__).resolve().parent.parent
 def _generate(path: Path, n_ops: int, seed: int, kind: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     subprocess.run([sys.executable, __file__, "--generate", str(n_ops), str(path), str(seed), kind], check=True)
-
-
-def _reference_seconds() -> float:
-    """CPU seconds of a fixed pure-Python loop, the least of three: this machine's speed at
-    the moment (the least, as a loop is only ever slowed by what else runs)."""
-    best = float("inf")
-    for _ in range(3):
-        started = time.process_time()
-        total = 0
-        for i in range(10_000_000):
-            total += i
-        best = min(best, time.process_time() - started)
-    return best
-
-
-class Speed:
-    """The reference loop timed around each figure: `around` gives the mean of its time just
-    before and just after (`ref`), and keeps every reading for the run's summary."""
-
-    def __init__(self) -> None:
-        self.readings: list[float] = []
-
-    def read(self) -> float:
-        self.readings.append(_reference_seconds())
-        return self.readings[-1]
-
-    def around(self, before: float) -> float:
-        return (before + self.read()) / 2
 
 
 def _ratio(seconds: float, ref: float) -> str:

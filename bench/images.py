@@ -5,11 +5,13 @@ server, wheels and Fabric's modules come from their registries again, and Fabric
 orderer, configtxgen and cryptogen are compiled from scratch) and images under a separate
 namespace (so the real images and any running cluster are untouched; removed at the end);
 warm: the same build again, with nothing changed.
-The Fabric part (fabric_tools: the Go build; the fabric-orderer image) is also shown alone.
+The Fabric part (fabric_tools: the Go build; the fabric-orderer image) is also shown alone,
+and every figure beside the reference loop (bench/reference.py) timed in the same run.
     .venv/bin/python bench/images.py
 """
 from __future__ import annotations
 
+import argparse
 import os
 import shutil
 import tempfile
@@ -18,12 +20,24 @@ from pathlib import Path
 
 import docker
 
-from clusters.images.build import build_all
+from clusters.images.build import ImageTags, build_all
+from reference import reference_seconds  # bench/reference.py: scripts run with bench/ first on their path
 
 NAMESPACE = "ordeal-bench"
 
 
+def _tag_names(tags: ImageTags) -> list[str]:
+    """Every image tag built: per-version tags are dicts of their own."""
+    names: list[str] = []
+    for value in vars(tags).values():
+        names.extend(value.values() if isinstance(value, dict) else [value] if value else [])
+    return names
+
+
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog="Takes no options.").parse_args()
+    ref = reference_seconds()
+    print(f"reference loop: {ref:.2f} CPU s (this machine's speed now; lower is faster)", flush=True)
     client = docker.from_env(timeout=900)
     scratch = Path(tempfile.mkdtemp(prefix="ordeal-bench-images-"))
     os.environ.update(
@@ -36,12 +50,12 @@ def main() -> None:
         t = time.monotonic()
         tags = build_all(scratch / "cache", client, namespace=NAMESPACE, timings=fabric)
         cold = time.monotonic() - t
-        print(f"cold build  {cold:6.1f} s  ({', '.join(v for v in vars(tags).values() if v)})")
+        print(f"cold build  {cold:6.1f} s = {cold / ref:5.0f} ref  ({', '.join(_tag_names(tags))})")
         print(f"  of which fabric  {_fabric_line(fabric)}")
         t = time.monotonic()
         build_all(scratch / "cache", client, namespace=NAMESPACE, timings=fabric)
         warm = time.monotonic() - t
-        print(f"warm build  {warm:6.1f} s  (nothing rebuilt)")
+        print(f"warm build  {warm:6.1f} s = {warm / ref:5.0f} ref  (nothing rebuilt)")
         print(f"  of which fabric  {_fabric_line(fabric)}")
         print(f"warm/cold {warm / cold:.4f}")
     finally:
