@@ -112,8 +112,9 @@ def check_history(path: Path, *, out_dir: Path | None = None, spark_master: str 
     return results
 
 
-def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_master: str | None = None,
-                    idempotent: bool | None = None, spark: SparkSession | SessionOnDemand | None = None,
+def check_histories(paths: list[Path], *, out_dir: Path | None = None, out_dirs: list[Path] | None = None,
+                    spark_master: str | None = None, idempotent: bool | None = None,
+                    spark: SparkSession | SessionOnDemand | None = None,
                     progress: Progress | None = None) -> list[dict[str, Any] | HistoryError]:
     """Check several histories (run directories or history files) as one batch: one set of
     Spark jobs judges them all, each as if alone (every table marks its rows with their
@@ -122,7 +123,8 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
     the order of `paths`, its results, or the HistoryError that kept it from being checked
     (the others are checked all the same).
 
-    `out_dir` takes one history only. `idempotent` overrides what run.json says about the
+    `out_dir` takes one history only; `out_dirs` names one folder per history, in the order
+    of `paths` (else each goes beside its history). `idempotent` overrides what run.json says about the
     producer; `spark` is a running session, or one started on demand (only if a checker
     runs: several batches share one that way; without one, a Connect server of this call's
     own, stopped at its end, checkers.runtime.session.SessionOnDemand), except that for a large history, whose
@@ -132,18 +134,22 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, spark_mas
     """
     if out_dir is not None and len(paths) > 1:
         raise ValueError("out_dir takes one history")
+    if out_dirs is not None and len(out_dirs) != len(paths):
+        raise ValueError("out_dirs names one folder per history")
     say = progress or (lambda _n, _line: None)
     if spark is None:
         own = SessionOnDemand(spark_master, lambda line: say(None, line))
         try:
-            return check_histories(paths, out_dir=out_dir, idempotent=idempotent, spark=own, progress=progress)
+            return check_histories(paths, out_dir=out_dir, out_dirs=out_dirs, idempotent=idempotent, spark=own,
+                                   progress=progress)
         finally:
             own.close()
     answers: list[dict[str, Any] | HistoryError | None] = [None] * len(paths)
     batch: list[tuple[int, _Loaded]] = []
     for n, path in enumerate(paths):
         try:
-            batch.append((n, _load(Path(path), out_dir, spark, lambda line, n=n: say(n, line))))
+            batch.append((n, _load(Path(path), out_dirs[n] if out_dirs is not None else out_dir, spark,
+                                  lambda line, n=n: say(n, line))))
         except HistoryError as exc:
             answers[n] = exc
     counts = [loaded.history.counts for _, loaded in batch]

@@ -2,8 +2,10 @@
 
 Each PATH is a history file, a run directory, or a store tree (every run directory
 under it, found by its history.jsonl; symlinks such as store/latest are not followed).
-Each history's results.json is written beside it (or in --out, for one history), one
-line per history is printed, then a total when there are several. Small histories are
+Each history's results.json is written beside it, or, where several histories of one call
+share a folder, in a folder named after each beside them (`a/*.jsonl`: a/x/results.json for
+a/x.jsonl); --out DIR takes them instead (one history: DIR itself; several: DIR/<name of
+each>). One line per history is printed, then a total when there are several. Small histories are
 checked in batches (`batches`), each batch by one set of Spark jobs
 (checkers.check.check_histories), so that a store of many runs costs little more than
 one of them.
@@ -31,6 +33,8 @@ from collections.abc import Callable
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ground.run_files import HISTORY, RESULTS_JSON
 
 if TYPE_CHECKING:
     from checkers.runtime.session import SessionOnDemand
@@ -63,7 +67,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("paths", metavar="PATH", type=Path, nargs="+",
                    help="history .jsonl file, run directory, or a directory of runs (a store)")
     p.add_argument("--out", metavar="DIR", type=Path,
-                   help="write results.json (and the Parquet copy) here; one history only")
+                   help="write results.json (and the Parquet copy) here; for several histories, one folder "
+                        "per history under it, named after each")
     p.add_argument("--spark-master", metavar="URL",
                    help=f"Spark master of the local Connect server (default: ${SPARK_MASTER_ENV} or local[*])")
     p.add_argument("--remote", metavar="sc://HOST:PORT",
@@ -78,7 +83,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def find_histories(paths: list[Path]) -> list[Path]:
     """The history files PATHs name, in the order given (a store's runs sorted), each once."""
-    from ground.run_files import HISTORY
 
     found: dict[Path, Path] = {}
     for path in paths:
@@ -161,25 +165,13 @@ def run_check(args: argparse.Namespace) -> int:
         histories = find_histories(args.paths)
     except BadPath as exc:
         return fail(str(exc))
-    if args.out is not None and len(histories) > 1:
-        return fail(f"--out takes one history; {len(args.paths)} PATHs name {len(histories)}")
     try:
         idle = server_idle() if remote is None else 0.0
     except ValueError as exc:
         return fail(str(exc))
 
     # Imported here, not at the top: `ordeal --help` loads no Spark.
-    from checkers.check import results_dir
     from checkers.runtime.session import SessionOnDemand, small_file
-    from ground.run_files import RESULTS_JSON as RESULTS_FILE
-
-    written: dict[Path, Path] = {}
-    for history in histories:
-        target = (results_dir(history, args.out) / RESULTS_FILE).resolve()
-        if target in written:
-            return fail(f"{written[target]} and {history} would both write {target}: check them one at a time "
-                        "with --out")
-        written[target] = history
 
     small = all(small_file(h) for h in histories)
     spark = SessionOnDemand(master, lambda line: _tell(f"ordeal check: {line}"), small=small, remote=remote, idle=idle)
@@ -191,10 +183,9 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOnDemand) -> int:
     """run_check's checks of `histories` in `spark`: its lines, and its exit code."""
-    from checkers.check import check_histories, results_dir
+    from checkers.check import check_histories
     from checkers.ingest.history import HistoryError
     from checkers.runtime.session import SparkUnavailable
-    from ground.run_files import RESULTS_JSON as RESULTS_FILE
 
     def fail(line: str) -> int:
         print(f"ordeal check: {line}", file=sys.stderr)
@@ -207,10 +198,11 @@ def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOn
         label = f"[{n + 1}/{len(histories)}] {histories[n]}: " if several and n is not None else ""
         return lambda line: _tell(f"ordeal check: {label}{line}")
 
+    outs = dict(zip(histories, results_dirs(histories, args.out)))
     cut = batches(histories)
     for first, batch in zip(accumulate((len(b) for b in cut), initial=0), cut):  # first: its first's number
         try:
-            answers = check_histories(batch, out_dir=args.out, idempotent=args.idempotent, spark=spark,
+            answers = check_histories(batch, out_dirs=[outs[h] for h in batch], idempotent=args.idempotent, spark=spark,
                                       progress=lambda n, line: say_for(None if n is None else first + n)(line))
         except SparkUnavailable as exc:  # no other history can be checked either
             fail(str(exc))
@@ -226,11 +218,11 @@ def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOn
                 continue
             for warning in results["warnings"]:
                 say(f"warning: {warning}")
-            out = results_dir(history, args.out)
+            out = outs[history]
             if args.report:
                 _report(out, say)
             summary = {name: a["count"] for name, a in results["anomalies"].items()}
-            print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_FILE}",
+            print(f"valid: {json.dumps(results['valid'])}  anomalies: {json.dumps(summary)}  -> {out / RESULTS_JSON}",
                   flush=True)
             codes.append(exit_code(results["valid"]))
     if several:
@@ -240,6 +232,34 @@ def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOn
         print(f"total: {len(histories)} histories: " + ", ".join(f"{k} {v}" for k, v in tally.items() if v)
               + ("" if len(codes) == len(histories) else f", not checked {len(histories) - len(codes)}"))
     return worst(codes + ([EXIT_BAD_INPUT] if len(codes) < len(histories) else []))
+
+
+def results_dirs(histories: list[Path], out: Path | None) -> list[Path]:
+    """Where each history's results go, one folder each, in the order given: beside the
+    history (its folder), unless other histories of the call share that folder, when each
+    gets a folder of its own named after it there; with --out, `out` for one history and
+    `out`/<name> for several. A name is the history file's stem, or its run directory's name
+    for a history.jsonl, with -2, -3... where two would be the same."""
+    def name(history: Path) -> str:
+        return history.parent.name if history.name == HISTORY else history.stem
+
+    def unique(paths: list[tuple[Path, str]]) -> dict[Path, str]:
+        taken: dict[str, int] = {}
+        names = {}
+        for history, base in paths:
+            taken[base] = taken.get(base, 0) + 1
+            names[history] = base if taken[base] == 1 else f"{base}-{taken[base]}"
+        return names
+
+    if out is not None:
+        if len(histories) == 1:
+            return [out]
+        names = unique([(h, name(h)) for h in histories])
+        return [out / names[h] for h in histories]
+    folders = [h.parent for h in histories]
+    shared = {f for f in folders if folders.count(f) > 1}
+    names = unique([(h, h.stem) for h in histories if h.parent in shared])
+    return [h.parent / names[h] if h.parent in shared else h.parent for h in histories]
 
 
 def batches(histories: list[Path]) -> list[list[Path]]:

@@ -184,13 +184,30 @@ def test_a_history_that_cannot_be_read_is_bad_input_the_others_are_still_checked
             captured.out.splitlines()[-1]) == (2, True, True, "total: 2 histories: valid 1, bad input 1")
 
 
-def test_several_histories_with_one_out_or_one_results_file_are_refused(tmp_path, capsys):
-    a, b = _history(tmp_path, _clean()), tmp_path / "b.jsonl"
-    b.write_text(a.read_text())
-    assert main(["check", str(a), str(b), "--out", str(tmp_path / "out")]) == 2
-    assert "--out takes one history" in capsys.readouterr().err
-    assert main(["check", str(a), str(b)]) == 2
-    assert f"would both write {tmp_path / 'results.json'}" in capsys.readouterr().err
+def test_ten_histories_in_one_folder_are_checked_in_one_call_each_with_results_named_after_it(spark, tmp_path,
+                                                                                                capsys):
+    folder = tmp_path / "histories"
+    folder.mkdir()
+    clean = _history(tmp_path, _clean()).read_text()
+    for i in range(9):
+        (folder / f"h{i}.jsonl").write_text(clean)
+    (folder / "h9.jsonl").write_text("\n".join(_lost()) + "\n")
+    code = main(["check", *sorted(str(p) for p in folder.glob("*.jsonl"))])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 1 and out[-1] == "total: 10 histories: valid 9, invalid 1"
+    verdicts = {i: json.loads((folder / f"h{i}" / "results.json").read_text())["valid"] for i in range(10)}
+    assert verdicts == {**{i: True for i in range(9)}, 9: False}
+    assert not (folder / "results.json").exists()
+
+
+def test_several_histories_with_out_get_one_folder_each_named_after_them(spark, tmp_path, capsys):
+    a = _run(tmp_path / "run-a", _clean())
+    b = tmp_path / "loose" / "b.jsonl"
+    b.parent.mkdir()
+    b.write_text((a / "history.jsonl").read_text())
+    assert main(["check", str(a), str(b), "--out", str(tmp_path / "out")]) == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["b", "run-a"]
+    assert all((tmp_path / "out" / name / "results.json").is_file() for name in ("b", "run-a"))
 
 
 def test_a_directory_with_no_history_under_it_is_bad_input(tmp_path, capsys):
