@@ -73,13 +73,16 @@ def build(cache: Path, *, large: bool = False, timeout: float = 600.0) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m checkers.archive_training", description=__doc__.splitlines()[0])
     p.add_argument("--cache", type=Path, default=None, help="ordeal's cache (default $ORDEAL_CACHE or ~/.cache/ordeal)")
+    p.add_argument("--only", choices=("small", "large"),
+                   help="build one archive: the small JVM's (what a first run's check maps) or the large one's")
     p.add_argument("--train", nargs=3, metavar=("DUMP", "WORK", "KIND"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.train:
         _train(Path(args.train[0]), Path(args.train[1]), large=args.train[2] == "large")
         return 0
     done = []
-    for large in (False, True):  # the small one first: every check maps it until the other is built
+    kinds = (False, True) if args.only is None else (args.only == "large",)
+    for large in kinds:  # the small one first: every check maps it until the other is built
         try:
             done.append(build(args.cache or cache_dir(), large=large))
         except Exception as exc:  # noqa: BLE001 - whatever went wrong, checks still run, only slower

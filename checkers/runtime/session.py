@@ -210,6 +210,15 @@ class SessionOnDemand:
             pass  # kept in self.failed: the check's get() raises it
 
 
+def warm_shared(idle: float, master: str | None = None) -> None:
+    """Start the shared server of `master` now (or find it running) and let it go at once, so
+    that the next check finds its JVM up: `ordeal run` calls this while its cluster boots. A
+    server that cannot be had is left for that check to meet, and to say why."""
+    master = master or LOCAL_MASTER
+    with contextlib.suppress(Exception):
+        connect.shared(master, session_settings(master), idle, lambda _: None).release()
+
+
 def connect_session(url: str, what: str) -> SparkSession:
     """A new session of the Spark Connect server at `url` (`what` names it in the one line of a
     SparkUnavailable when it cannot be reached)."""
