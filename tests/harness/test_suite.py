@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from clusters.variant import VARIANTS_DIR
+from ground.fault_kinds import FAULT_KINDS
 from harness.scenario import SCENARIOS_DIR
 from harness.suite import Budget, Cell, SuiteError, cells, fault_lines, load_suite, run_suite
 from tests.harness import failing_fault
@@ -80,7 +81,7 @@ def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body,
 
 
 def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind():
-    from clusters.variant import FAULT_KINDS, load_variant
+    from clusters.variant import load_variant
 
     nightly = {(c.variant, c.scenario) for name in ("nightly", "nightly-kraft") for c in cells(load_suite(name))}
     variants = [load_variant(p.stem) for p in VARIANTS_DIR.glob("*.toml")]
@@ -243,8 +244,9 @@ def _collected(*args: str) -> list[str]:
 def test_scenario_tests_are_the_cells_of_the_suite_given_and_none_without_one():
     assert _collected() == []
     smoke = {(c.variant, c.scenario) for c in cells(load_suite("smoke"))}
-    got = {(line.split("[")[1].rstrip("]"), line.split("::test_")[1].split("[")[0].replace("_", "-"))
-           for line in _collected("--suite", "smoke")}
+    kinds = sorted(FAULT_KINDS, key=len, reverse=True)  # "kill-broker" before "kill-b..." prefixes
+    ids = [line.split("[", 1)[1].rstrip("]") for line in _collected("--suite", "smoke")]
+    got = {next((i[len(k) + 1:], k) for k in kinds if i.startswith(k + "-")) for i in ids}
     assert got == smoke
 
 

@@ -39,7 +39,8 @@ from clusters import namespace
 from clusters.health import admin_client, ensemble_has_leader, zookeeper_mode
 from clusters.kafka_topics import create_topics
 from clusters.node_config import CONTROLLER_ID_BASE, CONTROLLER_PORT
-from clusters.variant import FAULT_KINDS, load_variant
+from clusters.variant import load_variant
+from ground.fault_kinds import FAULT_KINDS
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from harness.scenario import load_scenario, scenario_path
 from nemesis.link_faults import remove_toxics

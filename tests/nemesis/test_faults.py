@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clusters.variant import FAULT_KINDS
+from ground.fault_kinds import FAULT_KINDS
 from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
 from nemesis.registry import fault_factory

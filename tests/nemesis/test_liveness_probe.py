@@ -12,7 +12,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import networkx as nx
 import pytest
 
-from clusters.variant import FAULT_KINDS, load_variant
+from clusters.variant import load_variant
+from ground.fault_kinds import FAULT_KINDS
 from nemesis import liveness_probe
 from nemesis.liveness_probe import BY, KafkaLossProbed, LivenessOptions, http_probe
 from nemesis.registry import fault_factory
