@@ -13,6 +13,8 @@ FAULT_KINDS = (
     # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
     # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
     "txn-coordinator-pause", "txn-mixed",
+    # random overlapping faults in Jepsen's manner (scenarios/random.toml): what nobody scripted
+    "random",
 )
 # Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
 # dedicated controllers. The other fault kinds run in either mode ("controller" is then
