@@ -46,7 +46,6 @@ NOTHING_PROVEN = ("the history proves nothing: no client op completed ok that se
                   "(an ok send, a committed txn's send, a poll with records, a final read, a broadcast or a deliver)")
 
 
-
 @dataclass(frozen=True)
 class RunInfo:
     """What the checkers need from run.json; all absent for a bare history file."""
@@ -54,6 +53,7 @@ class RunInfo:
     variant: str | None = None
     scenario: str | None = None
     idempotent: bool = False
+    available: bool = False  # the variant promises to serve again after the scenario's faults
 
 
 def read_run_info(run_dir: Path) -> RunInfo:
@@ -73,8 +73,11 @@ def read_run_info(run_dir: Path) -> RunInfo:
 
     variant = raw.get("variant") if isinstance(raw.get("variant"), dict) else {}
     producer = variant.get("producer") if isinstance(variant.get("producer"), dict) else {}
-    return RunInfo(variant=name("variant"), scenario=name("scenario"),
-                   idempotent=bool(producer.get("enable_idempotence", False)))
+    scenario = name("scenario")
+    promised = variant.get("available") if isinstance(variant.get("available"), dict) else {}
+    return RunInfo(variant=name("variant"), scenario=scenario,
+                   idempotent=bool(producer.get("enable_idempotence", False)),
+                   available=promised.get(scenario, False) is True)
 
 
 def results_dir(path: Path, out_dir: Path | None = None) -> Path:
@@ -174,7 +177,7 @@ def check_histories(paths: list[Path], *, out_dir: Path | None = None, out_dirs:
         stats = {name: count for name, count in stats.items() if any(name in stat_names[c.name] for c in mine)}
         results = judge(history, [c.name for c in mine], (anomalies, not_judged, stats),
                         idempotent=loaded.run.idempotent if idempotent is None else idempotent,
-                        proven=any(c.proves(history.counts) for c in mine))
+                        proven=any(c.proves(history.counts) for c in mine), available=loaded.run.available)
         results.update(variant=loaded.run.variant, scenario=loaded.run.scenario,
                        faults=history_fault_outcomes(history.source))
         (loaded.out / RESULTS_JSON).write_text(json.dumps(results, indent=2) + "\n")
@@ -250,7 +253,7 @@ def check_run(path: Path, *, out_dir: Path | None = None, idempotent: bool | Non
 
 
 def judge(history: History, checkers_run: list[str], found: Found, *, idempotent: bool,
-          proven: bool) -> dict[str, Any]:
+          proven: bool, available: bool = False) -> dict[str, Any]:
     """The results dict of a validated history from what its checkers (by name) found in it:
     (anomalies, not-judged reasons by anomaly, statistics), as `_collect` gives them."""
     by_f = {f: dict(sorted(types.items())) for f, types in sorted(history.counts.by_f.items())}
@@ -263,7 +266,7 @@ def judge(history: History, checkers_run: list[str], found: Found, *, idempotent
         judged = {a: why for a, why in not_judged.items() if a in names}
         unknown = [w for why in judged.values() for w in why]
         present = {a for a in anomalies if a in names}
-        checkers[name] = {"valid": checker_valid(present, unknown, idempotent), "anomalies": sorted(present),
+        checkers[name] = {"valid": checker_valid(present, unknown, idempotent, available), "anomalies": sorted(present),
                           "unknown": unknown, "not_judged": judged}
     reasons = [] if proven else [NOTHING_PROVEN if history.op_count else "the history holds no op"]
     return {
@@ -272,6 +275,7 @@ def judge(history: History, checkers_run: list[str], found: Found, *, idempotent
         "checkers": checkers,
         "unknown": reasons,
         "idempotent": idempotent,
+        "available": available,
         "stats": stats,
         "warnings": list(history.warnings),
         "history": str(history.source.resolve()),

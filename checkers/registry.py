@@ -3,11 +3,12 @@ where the history holds ops it can judge (checkers/checker.py). Nothing register
 import; a new checker is added here."""
 from __future__ import annotations
 
-from checkers import kafka, nodes, ordering
+from checkers import kafka, liveness, nodes, ordering
 from checkers.checker import Checker
 
 CHECKS: dict[str, Checker] = {
     "kafka": kafka.CHECKER,  # sends, polls and final reads of Kafka (formats 1 and 2)
     "ordering": ordering.CHECKER,  # Broadcast acks and every OSN's blocks
     "nodes": nodes.CHECKER,  # nodes that exited while no fault had stopped them
+    "liveness": liveness.CHECKER,  # what did not serve again once the faults were healed
 }

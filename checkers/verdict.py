@@ -5,7 +5,10 @@ producer is idempotent (Fabric's is not: peers drop repeated tx ids). Dependency
 between transactions (G0, G1c and their realtime variants) are reported and never fail:
 Kafka does not promise serializable transactions. lagging-osn and
 partitions or channels nobody read to the end make a checker unknown, not false.
-unseen is informational and never changes a verdict. node-crash (a node exited while
+unseen is informational and never changes a verdict. The liveness anomalies (a partition never
+read again, a halted channel, a hang after the final heal) fail only where the variant promises
+availability under the run's fault kind ([available]); elsewhere they are reported and the
+data checks they left unjudged stay unknown. node-crash (a node exited while
 no fault had stopped it) always fails. A history that proves nothing is unknown, never
 valid.
 """
@@ -23,6 +26,7 @@ KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "n
          "G0", "G1c", "G0-realtime", "G1c-realtime")
 ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
 NODES = ("node-crash",)
+LIVENESS = ("unavailable-partition", "halted-channel", "hang")
 
 _DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
 _MAKES_UNKNOWN = frozenset({"lagging-osn"})
@@ -32,16 +36,19 @@ _INFORMATIONAL = frozenset({"unseen"})
 _CYCLES = frozenset({"G0", "G1c", "G0-realtime", "G1c-realtime"})
 
 
-def fails(anomaly: str, idempotent: bool) -> bool:
-    """Whether one occurrence of `anomaly` makes its checker invalid."""
+def fails(anomaly: str, idempotent: bool, available: bool = False) -> bool:
+    """Whether one occurrence of `anomaly` makes its checker invalid: duplicates where the
+    producer is idempotent, the liveness anomalies where availability was promised."""
     if anomaly in _DUPLICATES:
         return idempotent
+    if anomaly in LIVENESS:
+        return available
     return anomaly not in _MAKES_UNKNOWN | _INFORMATIONAL | _CYCLES
 
 
-def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool) -> Valid:
+def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool, available: bool = False) -> Valid:
     """One checker's verdict from the anomaly names it found and why it could not judge."""
-    if any(fails(a, idempotent) for a in found):
+    if any(fails(a, idempotent, available) for a in found):
         return False
     if unknown_reasons or found & _MAKES_UNKNOWN:
         return UNKNOWN

@@ -100,6 +100,9 @@ class Variant(_Strict):
     producer: ProducerSettings = ProducerSettings()
     orderer: OrdererSettings = OrdererSettings()
     expect: dict[str, Expectation] = Field(default_factory=dict)
+    # Fault kinds after which the system promises to serve again once the fault is healed: a
+    # partition never read again, a halted channel or a hang is then a finding (checkers.liveness).
+    available: dict[str, bool] = Field(default_factory=dict)
 
     @model_validator(mode="before")
     @classmethod
@@ -160,9 +163,10 @@ class Variant(_Strict):
         if c.osns and self.orderer.implementation != "model" and self.orderer.writers:
             raise ValueError("orderer.writers is a setting of the model; Fabric's orderer takes its "
                              "writers from the channel's policies")
-        unknown = sorted(set(self.expect) - set(FAULT_KINDS))
-        if unknown:
-            raise ValueError(f"expect.{unknown[0]}: unknown fault kind (known: {', '.join(FAULT_KINDS)})")
+        for table, kinds in (("expect", self.expect), ("available", self.available)):
+            unknown = sorted(set(kinds) - set(FAULT_KINDS))
+            if unknown:
+                raise ValueError(f"{table}.{unknown[0]}: unknown fault kind (known: {', '.join(FAULT_KINDS)})")
         for fault in self.expect:
             why = self.refuses_fault_kind(fault)
             if why:
@@ -186,6 +190,10 @@ class Variant(_Strict):
 
     def expected(self, fault: str) -> Expectation:
         return self.expect.get(fault, "valid")
+
+    def promises_availability(self, fault: str) -> bool:
+        """Whether this configuration must serve again once `fault` is healed ([available])."""
+        return self.available.get(fault, False)
 
 
 def parse_variant(data: dict, source: str) -> Variant:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import faults_missed
-from checkers.verdict import KAFKA, NODES, ORDERING, fails
+from checkers.verdict import KAFKA, LIVENESS, NODES, ORDERING, fails
 from ground.expectations import meets
 from ground.run_files import HISTORY, RESULTS_JSON, RUN_JSON
 
@@ -20,6 +20,7 @@ from ground.run_files import HISTORY, RESULTS_JSON, RUN_JSON
 KAFKA_ANOMALIES = KAFKA
 ORDERING_ANOMALIES = ORDERING
 NODE_ANOMALIES = NODES
+LIVENESS_ANOMALIES = LIVENESS
 
 ANOMALY_MEANINGS = {
     "lost-write": "a send acknowledged at an offset whose value is missing from the final read of that partition",
@@ -51,6 +52,12 @@ ANOMALY_MEANINGS = {
     "lagging-osn": "an OSN did not catch up after recovery (makes the verdict unknown, not false)",
     "node-crash": "a node exited while no fault had stopped it (a panic, an assertion, an OOM), "
                   "with its exit code and last log lines",
+    "unavailable-partition": "no final read of a partition completed ok: it never served again after the faults "
+                             "(fails only where the variant promises availability under the fault)",
+    "halted-channel": "a channel's final Deliver from an OSN never completed and its chain refused a strict read: "
+                      "halted for good (fails only where availability is promised)",
+    "hang": "after the final heal, client ops were invoked and none completed ok (fails only where availability "
+            "is promised)",
 }
 
 
@@ -84,6 +91,8 @@ class Anomaly:
             return "kafka"
         if self.name in NODE_ANOMALIES:
             return "nodes"
+        if self.name in LIVENESS_ANOMALIES:
+            return "liveness"
         return "other"
 
     @property
@@ -152,7 +161,7 @@ class RunFiles:
         raw = self.results.get("anomalies")
         if not isinstance(raw, dict):
             return []
-        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES + NODE_ANOMALIES)}
+        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES + NODE_ANOMALIES + LIVENESS_ANOMALIES)}
         found = []
         for name, body in raw.items():
             body = body if isinstance(body, dict) else {}
@@ -219,7 +228,7 @@ class RunFiles:
             return "informational"
         if anomaly.name == "lagging-osn":
             return "unknown"
-        return "fails" if fails(anomaly.name, self.idempotent) else "allowed"
+        return "fails" if fails(anomaly.name, self.idempotent, self.results.get("available") is True) else "allowed"
 
     @property
     def unknown(self) -> list[str]:

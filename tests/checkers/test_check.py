@@ -45,7 +45,7 @@ def _run_dir(tmp_path: Path, h: HistoryBuilder, run: dict | None = None) -> Path
 
 def test_clean_kafka_only_history_is_valid_with_kafka_checker_only(spark, tmp_path):
     results = check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=spark)
-    assert (results["valid"], list(results["checkers"])) == (True, ["kafka"])
+    assert (results["valid"], list(results["checkers"])) == (True, ["kafka", "liveness"])
 
 
 def test_results_json_written_beside_history_counts_ops_and_seen_info_sends(spark, tmp_path):
@@ -65,7 +65,7 @@ def test_lost_write_makes_results_invalid_with_its_evidence(spark, tmp_path):
 def test_clean_ordering_only_history_is_valid_with_ordering_checker_only(spark, tmp_path):
     results = check_history(_run_dir(tmp_path, _ordering_only()), out_dir=tmp_path / "out", spark=spark)
     assert (results["valid"], list(results["checkers"]), (tmp_path / "out" / RESULTS_FILE).is_file()) == (
-        True, ["ordering"], True)
+        True, ["ordering", "liveness"], True)
 
 
 def test_run_json_names_variant_scenario_and_idempotence(tmp_path):

@@ -74,7 +74,7 @@ def test_the_clean_twin_is_valid_without_a_nodes_checker(spark, tmp_path):
     h, _ = _run(crash=False)
     h.write(tmp_path / "history.jsonl")
     results = check_history(tmp_path, spark=spark)
-    assert (results["valid"], results["anomalies"], list(results["checkers"])) == (True, {}, ["kafka"])
+    assert (results["valid"], results["anomalies"], list(results["checkers"])) == (True, {}, ["kafka", "liveness"])
 
 
 def test_the_report_names_the_crashed_node_and_shows_its_log(spark, tmp_path: Path):

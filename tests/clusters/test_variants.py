@@ -198,3 +198,22 @@ class EngineThatCounts:
         self._done.set()
         self._thread.join()
         self._server.close()
+
+
+def test_an_availability_promise_for_an_unknown_fault_kind_is_refused_in_one_line() -> None:
+    from clusters.variant import VariantError, parse_variant
+
+    try:
+        parse_variant({"name": "x", "available": {"kill-brokers": True}}, "x.toml")
+    except VariantError as exc:
+        assert str(exc).startswith("variant x.toml: available.kill-brokers: unknown fault kind") or \
+            "available.kill-brokers: unknown fault kind" in str(exc)
+    else:
+        raise AssertionError("accepted an unknown fault kind in [available]")
+
+
+def test_the_recommended_configuration_promises_availability_after_a_broker_kill_and_not_after_disk_loss() -> None:
+    from clusters.variant import load_variant
+
+    variant = load_variant("fabric-recommended")
+    assert variant.promises_availability("kill-broker") and not variant.promises_availability("disk-loss")

@@ -371,7 +371,7 @@ def test_the_report_links_each_evidence_op_to_its_row_showing_that_op(checked, p
 def test_a_clean_history_reports_valid_with_no_anomaly(checked, pages):
     results, html = _results(checked[CLEAN]), pages[CLEAN]
     assert (results["valid"], results["anomalies"], results["unknown"]) == (True, {}, [])
-    assert sorted(results["checkers"]) == ["kafka", "ordering"]
+    assert sorted(results["checkers"]) == ["kafka", "liveness", "ordering"]
     page = parse_page(html)
     assert page.errors == [] and 'class="verdict valid"' in html
     assert "No lost, reordered or forked data under these faults." in html and "<p>None found.</p>" in html
