@@ -21,9 +21,9 @@ def api_versions_round_trip(address: str, timeout: float = 2.0) -> float | None:
         with socket.create_connection((host, int(port)), timeout=timeout) as s:
             s.settimeout(max(0.01, timeout - (time.monotonic() - started)))
             s.sendall(struct.pack(">i", len(body)) + body)
-            head = _read(s, 8)
+            head = read_exactly(s, 8)
             size, correlation = struct.unpack(">ii", head)
-            _read(s, size - 4)
+            read_exactly(s, size - 4)
             if correlation != 7:
                 return None
     except (OSError, ConnectionError):
@@ -31,7 +31,8 @@ def api_versions_round_trip(address: str, timeout: float = 2.0) -> float | None:
     return time.monotonic() - started
 
 
-def _read(s: socket.socket, n: int) -> bytes:
+def read_exactly(s: socket.socket, n: int) -> bytes:
+    """`n` bytes from `s` (ConnectionError if it closes first): one Kafka response frame's worth."""
     data = b""
     while len(data) < n:
         chunk = s.recv(n - len(data))

@@ -47,7 +47,7 @@ from nemesis.link_faults import remove_toxics
 from nemesis.partition import PROBE_PORT, Firewall
 from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec
-from tests.nemesis.probes import api_versions_round_trip
+from tests.nemesis.probes import api_versions_round_trip, read_exactly
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 
@@ -86,20 +86,10 @@ def _request(address: str, api_key: int, version: int, body: bytes, flexible: bo
     with socket.create_connection((host, int(port)), timeout=timeout) as s:
         s.settimeout(timeout)
         s.sendall(struct.pack(">i", len(header + body)) + header + body)
-        size, correlation = struct.unpack(">ii", _read(s, 8))
-        rest = _read(s, size - 4)
+        size, correlation = struct.unpack(">ii", read_exactly(s, 8))
+        rest = read_exactly(s, size - 4)
     assert correlation == 41
     return rest[_uvarint(rest, 0)[1]:] if flexible else rest
-
-
-def _read(s: socket.socket, n: int) -> bytes:
-    data = b""
-    while len(data) < n:
-        chunk = s.recv(n - len(data))
-        if not chunk:
-            raise ConnectionError("closed")
-        data += chunk
-    return data
 
 
 def find_coordinator(address: str, key: str, key_type: int, timeout: float = 5.0) -> tuple[int, int]:
