@@ -13,6 +13,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,6 +173,10 @@ class KafkaLogClient:
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     # -- send ---------------------------------------------------------------------
+    # Sends may be started asynchronously (ground.client.AsyncClient): the worker records the
+    # invoke, the record is handed to the shared producer, and the delivery report completes it.
+    async_fs = frozenset({"send"})
+
     def send(self, value: dict[str, Any]) -> Op:
         topic, key, v = value["topic"], value["key"], value["value"]
         # The key names the partition ("k2" -> 2), so sends cover every partition evenly.
@@ -186,7 +191,24 @@ class KafkaLogClient:
             return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
         if report is None:
             return {"type": INFO, "value": value, "error": "no-delivery-report"}
-        err, msg = report
+        return self._reported(value, *report)
+
+    def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
+        """Hand a send to the producer and return; `done` gets its completion at the delivery
+        report (on the producer's poller thread), or at once when produce() refuses it."""
+        value = op["value"]
+        topic, key, v = value["topic"], value["key"], value["value"]
+        assert self.producer is not None and op["f"] == "send"
+        try:
+            self.producer.send_async(topic, key.encode(), str(v).encode(), int(key[1:]),
+                                     lambda err, msg: done(self._reported(value, err, msg)))
+        except BufferError:  # the local queue is full: never handed to a broker
+            done({"type": FAIL, "value": value, "error": "queue-full"})
+        except KafkaException as exc:  # refused by the client before sending (unknown partition, size)
+            done({"type": FAIL, "value": value, "error": error_code(exc.args[0].code())})
+
+    def _reported(self, value: dict[str, Any], err: Any, msg: Any) -> Op:
+        """A send's completion from its delivery report."""
         if err is None:
             # With acks=0 the broker answers nothing, so librdkafka reports no offset (-1).
             offset = msg.offset() if msg.offset() >= 0 else None
