@@ -255,7 +255,7 @@ class KafkaLogClient:
             self.state.unassigned.mark(value["consumer"])
             return {"type": FAIL, "value": value, "error": "unassigned"}
         try:
-            messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
+            messages = self._consume()
         except KafkaException as exc:
             return self._poll_failed(value, error_code(exc.args[0].code()))
         errors = [m.error() for m in messages if m.error() is not None]
@@ -276,6 +276,19 @@ class KafkaLogClient:
             for rec in records:
                 self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
         return {"type": OK, "value": {"consumer": value["consumer"], "records": records}}
+
+    def _consume(self) -> list[Any]:
+        """Up to poll_batch records: what is fetched already, at once; else the first to come
+        within poll_timeout and what else is there then. consume(n, timeout) alone waits out
+        the timeout unless n records come, and the thread's sends wait behind its polls."""
+        assert self.consumer is not None
+        n = self.opts.poll_batch
+        messages = self.consumer.consume(num_messages=n, timeout=0)
+        if not messages:
+            messages = self.consumer.consume(num_messages=1, timeout=self.opts.poll_timeout)
+            if messages and n > 1:
+                messages += self.consumer.consume(num_messages=n - 1, timeout=0)
+        return messages
 
     def _poll_failed(self, value: dict[str, Any], error: str) -> Op:
         """A poll that met an error records nothing, so the consumer goes back to where that
