@@ -10,7 +10,7 @@ fixed pure-Python reference loop, so that sends/s can be compared across days an
 as a ratio to it. Boots fabric-recommended and tears it down, or attaches (--run).
 
     flock /tmp/ordeal-cluster.lock .venv/bin/python -P bench/workload.py [--threads 256]
-        [--async-threads 8] [--in-flight 256] [--seconds 15] [--warmup 10] [--run RUN] [--linger-ms MS]
+        [--async-threads 2] [--in-flight 2048] [--seconds 15] [--warmup 10] [--run RUN] [--linger-ms MS]
 """
 from __future__ import annotations
 
@@ -231,8 +231,8 @@ def bench(cluster: Cluster, args: argparse.Namespace, options: dict) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--threads", type=int, default=256, help="threads of the one-at-a-time pass")
-    parser.add_argument("--async-threads", type=int, default=8, help="threads of the in-flight pass")
-    parser.add_argument("--in-flight", type=int, default=256, help="sends each thread keeps open in the in-flight pass")
+    parser.add_argument("--async-threads", type=int, default=2, help="threads of the in-flight pass")
+    parser.add_argument("--in-flight", type=int, default=2048, help="sends each thread keeps open in the in-flight pass")
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of sends before the clock starts")
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")

@@ -173,9 +173,17 @@ class ClientWorker:
             self.on_done(done["type"])
 
     def _expire(self, code: str = "timeout") -> None:
-        """Complete as info every asynchronous op past its deadline (caller holds _cond)."""
+        """Complete as info every asynchronous op past its deadline (caller holds _cond).
+        Ops are stored in the order they started, which is their deadlines' order (one
+        op_timeout for all), so the look stops at the first op still in time: it runs at
+        every completion, and a scan of a thousand open ops each time cost the client a
+        core at 8,500 sends/s."""
         now = time.monotonic()
-        late = [entry.op for entry in self._open.values() if entry.deadline <= now]
+        late = []
+        for entry in self._open.values():
+            if entry.deadline > now:
+                break
+            late.append(entry.op)
         for op in late:
             self._cond.release()
             try:
