@@ -92,6 +92,22 @@ def cpu_summary(cpu: dict[str, float]) -> str:
            f"other containers {rest:.0f}% (of one core; the machine has {os.cpu_count()})"
 
 
+def limit(client_cpu: float, docker: dict[str, float], load: float, in_flight: int, p50_ms: float) -> str:
+    """What held a pass back, from its own figures: the client process (one core at most: the
+    GIL), the containers' CPU, other work on the machine, or else the window (Little's law:
+    open sends / latency)."""
+    cores = os.cpu_count() or 1
+    containers = sum(docker.values())
+    if client_cpu >= 0.85:
+        return f"the client: {client_cpu * 100:.0f}% of one core (one Python process, the GIL)"
+    if containers + client_cpu * 100 >= 85 * cores:
+        return f"CPU: containers {containers:.0f}% + client {client_cpu * 100:.0f}% of {cores * 100}%"
+    if load >= 2 * cores:
+        return (f"a shared machine: load {load:.0f} on {cores} cores; the client used {client_cpu * 100:.0f}% of a "
+                f"core and the containers {containers:.0f}%, so the rest went to other work")
+    return f"the window: {in_flight} open / p50 {p50_ms:.0f} ms = {in_flight / max(p50_ms, 1e-3) * 1000:,.0f}/s"
+
+
 def recorded(history: Path, start_ns: int, end_ns: int) -> tuple[int, list[float], Counter[str]]:
     """Sends acknowledged (ok) whose completion was recorded within [start, end), their
     invoke-to-completion latencies in ms, and every completion's outcome in that window."""
@@ -222,6 +238,7 @@ def bench(cluster: Cluster, args: argparse.Namespace, options: dict) -> None:
                   f"{pct(0.99):>8.1f} {cpu * 100:>9.0f}%  {load}")
             others = {k: v for k, v in kinds.items() if k != "ok"}
             print(f"      {cpu_summary(docker)}; other outcomes: {others or 'none'}")
+            print(f"      limited by {limit(cpu, docker, float(load.split()[0]), threads * in_flight, pct(0.5))}")
         print(f"  plain producer loop (no history): {plain:,.0f} acked/s, {plain / ref:,.0f} per Mref, "
               f"client CPU {plain_cpu * 100:.0f}%; {cpu_summary(plain_docker)}")
     print(f"  load after: {loadavg()};  reference loop {ref_after:.2f} M iterations/s "
