@@ -51,9 +51,13 @@ class SharedProducer:
         with self._lock:
             if self._producer is None:
                 self._producer, self._stop = Producer(self.config, logger=QUIET), threading.Event()
-                threading.Thread(target=_serve, args=(self._producer, self._stop), name="producer-poll",
+                threading.Thread(target=_serve, args=(self._producer, self._stop, self._last_reports()),
+                                 name="producer-poll",
                                  daemon=True).start()
             return self._producer
+
+    def _last_reports(self) -> float:
+        return self.config.get("message.timeout.ms", 300_000) / 1000 + 1.0
 
     def send(self, topic: str, key: bytes, value: bytes, partition: int,
              timeout: float) -> tuple[KafkaError | None, Message] | None:
@@ -97,8 +101,11 @@ class SharedProducer:
         producer.produce(topic, key=key, value=value, partition=partition, on_delivery=delivered)
 
 
-def _serve(producer: Producer, stop: threading.Event) -> None:
-    """Delivery reports run on this thread; after the stop, pending ones are given up (flush 0)."""
+def _serve(producer: Producer, stop: threading.Event, last_reports: float) -> None:
+    """Delivery reports run on this thread. After the stop, the reports of sends still in
+    flight are served for up to `last_reports` seconds (librdkafka reports every message
+    within message.timeout.ms): an asynchronous send whose client was closed, as when a
+    thread's other op ended info, still completes at its own report."""
     while not stop.is_set():
         producer.poll(0.1)
-    producer.flush(0)
+    producer.flush(last_reports)
