@@ -3,9 +3,15 @@
 The runner holds one unopened client per workload and opens one per logical process;
 a process whose op ended `info` is retired, its client closed, and the next op runs on
 a fresh process with a freshly opened client.
+
+A client may also start some ops without waiting for them (an optional `invoke_async`
+and the `async_fs` it takes), so that one client thread keeps many open: Jepsen's
+Kafka test gets its rates from many such sends. The worker then records the invoke
+before the op is handed over and the completion when the client calls back.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from ground.op import Op
@@ -22,3 +28,19 @@ class Client(Protocol):
 
     def close(self) -> None:
         """Release connections; called once, possibly from another thread."""
+
+
+class AsyncClient(Client, Protocol):
+    """A Client that also starts the ops whose f is in `async_fs` without blocking."""
+
+    async_fs: frozenset[str]
+
+    def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
+        """Start `op` and return at once; call `done(answer)` exactly once, from any thread,
+        with what invoke would have answered. An answer that never comes is completed info
+        by the worker at op_timeout; an exception here is recorded as info."""
+
+
+def starts_async(client: Any, f: str) -> bool:
+    """Whether `client` starts ops of `f` asynchronously (invoke_async)."""
+    return f in getattr(client, "async_fs", ()) and callable(getattr(client, "invoke_async", None))

@@ -29,7 +29,7 @@ from harness.crash_watch import CrashWatch
 from harness.history import Recorder
 from harness.plan import HEAL_ALL, Plan
 from harness.store import create_run_dir, point_latest, write_json
-from harness.worker import POLL, ClientWorker
+from harness.worker import PENDING, POLL, ClientWorker
 
 log = logging.getLogger("ordeal.runner")
 
@@ -443,14 +443,18 @@ class Runner:
         assert self.recorder is not None
         worker = ClientWorker(thread, recorder=self.recorder, workloads=self.plan.workloads, cluster=self.cluster,
                               concurrency=self.plan.scenario.concurrency, op_timeout=self.plan.scenario.op_timeout,
-                              stop=self._stop)
+                              stop=self._stop, in_flight=self.plan.scenario.in_flight, on_done=self._done)
         try:
-            while (template := self._next(thread, worker.process)) is not None:
+            while True:
+                worker.wait_for_room()
+                if (template := self._next(thread, worker.process)) is None:
+                    break
                 kind = INFO
                 try:
                     kind = worker.perform(template)
                 finally:
-                    self._done(kind)
+                    if kind != PENDING:  # an op started asynchronously calls _done when it completes
+                        self._done(kind)
         finally:
             worker.close()
 

@@ -63,6 +63,10 @@ class Scenario(_Strict):
     recovery_wait: float = Field(10.0, ge=0, le=DAY, description="seconds between the final heal and the final reads")
     final_read_time_limit: float = Field(60.0, gt=0, le=DAY, description="seconds allowed for the final reads")
     op_timeout: float = Field(10.0, gt=0, le=DAY, description="an op not answered by then completes as info")
+    in_flight: int = Field(1, ge=1, le=100_000,
+                           description="ops one client thread keeps open at once where its workload's client starts "
+                                       "them asynchronously (kafka-log's sends), each as a logical process of its "
+                                       "own; 1 = one op at a time")
     seed: int | None = Field(None, ge=0, lt=2**63, description="random seed; chosen and recorded when absent")
 
 

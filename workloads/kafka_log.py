@@ -13,6 +13,7 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,6 +173,10 @@ class KafkaLogClient:
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     # -- send ---------------------------------------------------------------------
+    # Sends may be started asynchronously (ground.client.AsyncClient): the worker records the
+    # invoke, the record is handed to the shared producer, and the delivery report completes it.
+    async_fs = frozenset({"send"})
+
     def send(self, value: dict[str, Any]) -> Op:
         topic, key, v = value["topic"], value["key"], value["value"]
         # The key names the partition ("k2" -> 2), so sends cover every partition evenly.
@@ -186,7 +191,24 @@ class KafkaLogClient:
             return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
         if report is None:
             return {"type": INFO, "value": value, "error": "no-delivery-report"}
-        err, msg = report
+        return self._reported(value, *report)
+
+    def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
+        """Hand a send to the producer and return; `done` gets its completion at the delivery
+        report (on the producer's poller thread), or at once when produce() refuses it."""
+        value = op["value"]
+        topic, key, v = value["topic"], value["key"], value["value"]
+        assert self.producer is not None and op["f"] == "send"
+        try:
+            self.producer.send_async(topic, key.encode(), str(v).encode(), int(key[1:]),
+                                     lambda err, msg: done(self._reported(value, err, msg)))
+        except BufferError:  # the local queue is full: never handed to a broker
+            done({"type": FAIL, "value": value, "error": "queue-full"})
+        except KafkaException as exc:  # refused by the client before sending (unknown partition, size)
+            done({"type": FAIL, "value": value, "error": error_code(exc.args[0].code())})
+
+    def _reported(self, value: dict[str, Any], err: Any, msg: Any) -> Op:
+        """A send's completion from its delivery report."""
         if err is None:
             # With acks=0 the broker answers nothing, so librdkafka reports no offset (-1).
             offset = msg.offset() if msg.offset() >= 0 else None
@@ -233,7 +255,7 @@ class KafkaLogClient:
             self.state.unassigned.mark(value["consumer"])
             return {"type": FAIL, "value": value, "error": "unassigned"}
         try:
-            messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
+            messages = self._consume()
         except KafkaException as exc:
             return self._poll_failed(value, error_code(exc.args[0].code()))
         errors = [m.error() for m in messages if m.error() is not None]
@@ -254,6 +276,19 @@ class KafkaLogClient:
             for rec in records:
                 self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
         return {"type": OK, "value": {"consumer": value["consumer"], "records": records}}
+
+    def _consume(self) -> list[Any]:
+        """Up to poll_batch records: what is fetched already, at once; else the first to come
+        within poll_timeout and what else is there then. consume(n, timeout) alone waits out
+        the timeout unless n records come, and the thread's sends wait behind its polls."""
+        assert self.consumer is not None
+        n = self.opts.poll_batch
+        messages = self.consumer.consume(num_messages=n, timeout=0)
+        if not messages:
+            messages = self.consumer.consume(num_messages=1, timeout=self.opts.poll_timeout)
+            if messages and n > 1:
+                messages += self.consumer.consume(num_messages=n - 1, timeout=0)
+        return messages
 
     def _poll_failed(self, value: dict[str, Any], error: str) -> Op:
         """A poll that met an error records nothing, so the consumer goes back to where that

@@ -12,6 +12,7 @@ import itertools
 import random
 import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -29,6 +30,8 @@ class NoopOptions(BaseModel):
     latency: float = Field(0.0, ge=0, description="seconds each op takes")
     hang_every: int = Field(0, ge=0, description="every n-th send (by value) hangs; 0 = never")
     hang_seconds: float = Field(30.0, gt=0)
+    asynchronous: bool = Field(False, description="sends are started with invoke_async and answered from a timer "
+                                                  "thread after `latency`; a hanging send is never answered")
 
 
 class MemoryLog:
@@ -56,17 +59,34 @@ class NoopClient:
 
     def __init__(self, options: NoopOptions = NoopOptions(), log: MemoryLog | None = None):
         self.options, self.log = options, log
+        self.async_fs = frozenset({"send"}) if options.asynchronous else frozenset()
 
     def open(self, cluster: Any, process: int) -> "NoopClient":
         return NoopClient(self.options, self.log)
 
-    def invoke(self, op: Op) -> Op:
-        o, value, f = self.options, op.get("value"), op.get("f")
+    def _hangs(self, op: Op) -> bool:
+        o, value = self.options, op.get("value")
         n = value.get("value") if isinstance(value, dict) else value
-        if o.hang_every and f == "send" and isinstance(n, int) and n % o.hang_every == o.hang_every - 1:
-            time.sleep(o.hang_seconds)
-        elif o.latency:
-            time.sleep(o.latency)
+        return bool(o.hang_every) and op.get("f") == "send" and isinstance(n, int) and n % o.hang_every == o.hang_every - 1
+
+    def invoke(self, op: Op) -> Op:
+        if self._hangs(op):
+            time.sleep(self.options.hang_seconds)
+        elif self.options.latency:
+            time.sleep(self.options.latency)
+        return self._answer(op)
+
+    def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
+        """Like a producer's delivery report: the answer comes later, from another thread
+        (never, for a hanging send)."""
+        if self._hangs(op):
+            return
+        timer = threading.Timer(self.options.latency, lambda: done(self._answer(op)))
+        timer.daemon = True
+        timer.start()
+
+    def _answer(self, op: Op) -> Op:
+        o, value, f = self.options, op.get("value"), op.get("f")
         if self.log is None:
             return {"type": OK, "value": value}
         if f == "send":

@@ -1,8 +1,9 @@
-"""One librdkafka producer shared by all of a workload's processes, with a synchronous send.
+"""One librdkafka producer shared by all of a workload's processes: a synchronous send, and
+an asynchronous one whose delivery report calls back (many sends in flight per thread).
 
-Each process still sends one value at a time and waits for its own delivery report, so
-a send op keeps its own partition and offset; sharing the producer lets the sends of
-concurrent processes travel in one ProduceRequest. On this project's 2-core machines a
+Each send op waits for (or is called back with) its own delivery report, so it keeps its
+own partition and offset; sharing the producer lets the sends of concurrent processes
+travel in one ProduceRequest. On this project's 2-core machines a
 producer per process spent its time in librdkafka threads (32 processes: ~500 acks/s);
 one shared producer sustains several times that. A retired process just stops waiting:
 its message, if still in flight, may land or not, which its info completion already says.
@@ -10,6 +11,7 @@ its message, if still in flight, may land or not, which its info completion alre
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, Message, Producer
@@ -49,9 +51,13 @@ class SharedProducer:
         with self._lock:
             if self._producer is None:
                 self._producer, self._stop = Producer(self.config, logger=QUIET), threading.Event()
-                threading.Thread(target=_serve, args=(self._producer, self._stop), name="producer-poll",
+                threading.Thread(target=_serve, args=(self._producer, self._stop, self._last_reports()),
+                                 name="producer-poll",
                                  daemon=True).start()
             return self._producer
+
+    def _last_reports(self) -> float:
+        return self.config.get("message.timeout.ms", 300_000) / 1000 + 1.0
 
     def send(self, topic: str, key: bytes, value: bytes, partition: int,
              timeout: float) -> tuple[KafkaError | None, Message] | None:
@@ -79,8 +85,27 @@ class SharedProducer:
         return report[0]
 
 
-def _serve(producer: Producer, stop: threading.Event) -> None:
-    """Delivery reports run on this thread; after the stop, pending ones are given up (flush 0)."""
+    def send_async(self, topic: str, key: bytes, value: bytes, partition: int,
+                   on_report: Callable[[KafkaError | None, Message], None]) -> None:
+        """Hand one record to the producer and return; `on_report(error or None, message)` runs
+        on the poller thread at its delivery report. produce() errors propagate as in send."""
+        producer = self._current()
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            if err is not None and err.fatal():
+                with self._lock:
+                    if self._producer is producer:
+                        self._drop()
+            on_report(err, msg)
+
+        producer.produce(topic, key=key, value=value, partition=partition, on_delivery=delivered)
+
+
+def _serve(producer: Producer, stop: threading.Event, last_reports: float) -> None:
+    """Delivery reports run on this thread. After the stop, the reports of sends still in
+    flight are served for up to `last_reports` seconds (librdkafka reports every message
+    within message.timeout.ms): an asynchronous send whose client was closed, as when a
+    thread's other op ended info, still completes at its own report."""
     while not stop.is_set():
         producer.poll(0.1)
-    producer.flush(0)
+    producer.flush(last_reports)
