@@ -7,7 +7,7 @@ one-line message of a bad setting (validation_message), the settings-file loader
 whether a verdict meets it (expectations), the fault kinds (fault_kinds), what a fault
 request did (fault_outcome), the Kafka names that workloads make and faults look for
 (kafka_names), and the contracts between the runner and its parts: Client, Generator,
-Workload and Nemesis (client, generator, workload, nemesis).
+Workload and Nemesis (client, generator, workload, nemesis_protocol).
 
 A module here imports nothing of ordeal's other packages; tests/test_layers.py keeps it so.
 """
