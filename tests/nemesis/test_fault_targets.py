@@ -758,7 +758,13 @@ OWN_TESTS = {
 }
 ELSEWHERE = {"unclean-toggle": ["tests/nemesis/test_chaos.py::test_unclean_election_setting_reads_back_true_then_false",
                                 "tests/clusters/test_kraft.py::test_a_leaderless_partition_is_elected_explicitly_when_"
-                                "unclean_election_is_switched_on"]}
+                                "unclean_election_is_switched_on"],
+             # a schedule of the other kinds' faults, not a fault: each of its faults is proven by its
+             # own kind here, its compound faults and its schedule in the tests named
+             "random": ["tests/nemesis/test_compound_faults.py::test_kill_all_brokers_kills_every_broker_and_its_"
+                        "stop_starts_them_all",
+                        "tests/harness/test_random_schedule.py::test_a_run_does_the_planned_schedule_in_order_and_"
+                        "its_seed_replays_it"]}
 
 
 def test_every_fault_kind_has_a_proof_here_or_in_a_named_cluster_test() -> None:

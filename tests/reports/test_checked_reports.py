@@ -231,6 +231,37 @@ def _node_crash(h: HistoryBuilder) -> None:
     _finish(h, {("t0", 0): [(0, 1), (1, 2)]})
 
 
+# -- liveness ---------------------------------------------------------------------------
+
+def _unavailable_partition(h: HistoryBuilder) -> None:
+    """t0/0 read again after the heal; t0/1, to which nothing was acknowledged, never was."""
+    h.send(0, "t0", 1, offset=0)
+    _finish(h, {("t0", 0): [(0, 1)]})
+    for _ in range(2):
+        h.call(8, "final-read", {"topic": "t0", "partition": 1}, {"topic": "t0", "partition": 1},
+               type="info", error="timeout")
+
+
+def _halted_channel(h: HistoryBuilder) -> None:
+    """osn1 delivers ch0 to its end; osn2's final deliver did not end and its chain refused a
+    strict read."""
+    h.send(0, "t0", 1, offset=0)
+    _finish(h, {("t0", 0): [(0, 1)]})
+    h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]), final=True)
+    h.op(6, "invoke", "deliver", {"channel": "ch0", "osn": "osn2", "from": 0, "final": True})
+    h.op(6, "info", "deliver", {"channel": "ch0", "osn": "osn2", "from": 0, "errored": True},
+         error="SERVICE_UNAVAILABLE")
+
+
+def _hang(h: HistoryBuilder) -> None:
+    """An acknowledged send; after the heal no final read answers (so t0/0 is unavailable too)."""
+    h.send(0, "t0", 1, offset=0)
+    h.nemesis("heal", {"healed": "all"})
+    for _ in range(2):
+        h.call(8, "final-read", {"topic": "t0", "partition": 0}, {"topic": "t0", "partition": 0},
+               type="info", error="timeout")
+
+
 # -- no anomaly -------------------------------------------------------------------------
 
 def _clean(h: HistoryBuilder) -> None:
@@ -256,6 +287,7 @@ HISTORIES: dict[str, Callable[[HistoryBuilder], None]] = {
     "block-fork": _block_fork, "broken-chain": _broken_chain, "lost-tx": _lost_tx, "duplicate-tx": _duplicate_tx,
     "lagging-osn": _lagging_osn,
     "node-crash": _node_crash,
+    "unavailable-partition": _unavailable_partition, "halted-channel": _halted_channel, "hang": _hang,
     CLEAN: _clean,
 }
 
@@ -263,7 +295,11 @@ HISTORIES: dict[str, Callable[[HistoryBuilder], None]] = {
 # The int- poll anomalies are the kafka checker's poll anomalies within one txn, named again
 # (checkers.txn.int_poll_orders).
 ALSO: dict[str, set[str]] = {"nonmonotonic-send": {"realtime-order"}, "int-poll-skip": {"poll-skip"},
-                             "int-nonmonotonic-poll": {"nonmonotonic-poll"}}
+                             "int-nonmonotonic-poll": {"nonmonotonic-poll"}, "hang": {"unavailable-partition"}}
+# The verdict of a history whose anomaly leaves other checks unable to judge: a halted chain
+# and a hang leave what their final reads would have read unknown (no availability is
+# promised here, so the liveness anomalies themselves are allowed).
+VERDICT: dict[str, Any] = {"halted-channel": UNKNOWN, "hang": UNKNOWN}
 
 
 @pytest.fixture(scope="module")
@@ -308,6 +344,8 @@ def _role(anomaly: str) -> str:
 
 
 def _verdict(anomaly: str) -> bool | str:
+    if anomaly in VERDICT:
+        return VERDICT[anomaly]
     role = _role(anomaly)
     return False if role == "fails" else (UNKNOWN if role == "unknown" else True)
 
