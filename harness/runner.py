@@ -196,6 +196,7 @@ class Runner:
                 self._booting = True
                 self._phase = "boot"
                 self._report_status()
+                threading.Thread(target=self._boot_heartbeat, name="ordeal-boot-status", daemon=True).start()
                 self._warm_checker()
                 self._acquire_cluster()
             except Interrupted as exc:
@@ -258,6 +259,14 @@ class Runner:
             self._check(result, run_json)
         self._phase = "done"
         return result
+
+    def _boot_heartbeat(self) -> None:
+        """Status while the cluster boots, as the main phase reports it, so a first boot
+        (which may build images) never sits silent: the progress printer shows a line every
+        few seconds of it, not one line at the start."""
+        while self._booting and not self._stop.wait(1.0):
+            if self._booting:
+                self._report_status()
 
     def _report_status(self) -> None:
         if self.on_status is not None:

@@ -391,3 +391,22 @@ def test_a_run_without_a_docker_engine_says_so_in_one_line(tmp_path, monkeypatch
     with pytest.raises(RunError) as caught:
         run(tmp_path, **ECHO)
     assert str(caught.value) == "cannot reach the Docker engine (DockerException); run `make bootstrap` first"
+
+
+def test_a_slow_boot_keeps_reporting_its_status_until_the_cluster_is_up(tmp_path, monkeypatch):
+    boots = []
+    three = threading.Event()
+
+    def on_status(status):
+        if status.phase == "boot":
+            boots.append(status)
+            if len(boots) >= 3:
+                three.set()
+
+    def slow_boot(self):
+        three.wait(10)  # a first boot building images: the heartbeat must speak meanwhile
+
+    monkeypatch.setattr(Runner, "_acquire_cluster", slow_boot)
+    plan = prepare(parse_scenario(BASE, "t"), "t")
+    Runner(plan, tmp_path / "store", check=False, on_status=on_status, handle_signals=False).run()
+    assert len(boots) >= 3
