@@ -143,13 +143,15 @@ def _large(args: argparse.Namespace, speed: Speed, n: int, kind: str, server: Se
     colds: list[tuple[float, float]] = []
     for i, side in ((i, side) for i in range(args.cold) for side in SIDES):
         before = speed.read()
-        measure = [sys.executable, str(side.top / "bench" / "checkers.py"), "--measure", str(run),
+        measure = [sys.executable, str(side.top / "bench" / side.script), "--measure", str(run),
                    "--spark-master", args.spark_master, "--repeat", str(args.repeat if i == 0 else 0)]
-        done = subprocess.run(measure, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=side.top,
+        done = subprocess.run(measure, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=side.top,
                               env=side.env(dict(os.environ)))
         figures = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         if done.returncode or not figures:
-            print(f"{side.name:>8} {n:>11,} ops {kind:>5}: cold run {i + 1} failed (exit {done.returncode})", flush=True)
+            said = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+            print(f"{side.name:>8} {n:>11,} ops {kind:>5}: cold run {i + 1} failed (exit {done.returncode}): {said}",
+                  flush=True)
             continue
         ref = speed.around(before)
         for f in figures:
@@ -235,12 +237,14 @@ class Side:
     top: Path
     marker: bytes
     stop_code: str
+    script: str  # this bench in that checkout (bench/checkers.py before the rename)
 
     def env(self, env: dict[str, str]) -> dict[str, str]:
         return dict(env, PYTHONPATH=str(self.top))
 
 
-CONNECT = Side("connect", _TOP, b"checkers.runtime.connect", "from checkers.runtime.connect import stop_all; stop_all()")
+CONNECT = Side("connect", _TOP, b"checkers.runtime.connect", "from checkers.runtime.connect import stop_all; stop_all()",
+               Path(__file__).name)
 SIDES: list[Side] = [CONNECT]
 # Per figure (a label), per side: (seconds, ref) of the run (for --compare's table).
 FIGURES: dict[str, dict[str, tuple[float, float]]] = {}
@@ -248,7 +252,7 @@ FIGURES: dict[str, dict[str, tuple[float, float]]] = {}
 
 def old_side(top: Path) -> Side:
     return Side("old", top.resolve(), b"checkers.server",
-                "from checkers.server import stop_all; stop_all('the bench ended')")
+                "from checkers.server import stop_all; stop_all('the bench ended')", "checkers.py")
 
 
 class Server:
