@@ -51,6 +51,11 @@ _DEFAULTS: dict[str, str] = {
     # the main one (2^16 keys) only adds a miss per row (offset summary of 10M ops: -18%).
     "spark.sql.codegen.aggregate.map.twolevel.enabled": "false",
     "spark.driver.extraJavaOptions": f"-Dlog4j2.configurationFile=file:{_LOG_CONFIG}",
+    # Spark Connect re-resolves each action's whole plan unless its parts are in the session's
+    # plan cache (32 by default): a batch of 20 histories reads some 100 Parquet tables, and
+    # with 32 each history after the first cost 0.38-0.40 s against the old py4j server's
+    # 0.32; with 1024, 0.32 (bench/checks.py, 3,000-op histories).
+    "spark.connect.session.planCache.maxSize": "1024",
 }
 
 # A local session talks to itself only, over loopback.
