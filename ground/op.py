@@ -13,6 +13,10 @@ Op = dict[str, Any]
 INVOKE, OK, FAIL, INFO = "invoke", "ok", "fail", "info"
 COMPLETIONS = frozenset((OK, FAIL, INFO))
 NEMESIS = "nemesis"
+# A client process torn down on purpose (Jepsen's crash op, scenario `client_crash_interval`):
+# invoked and completed info by the worker itself, never handed to a client; the thread goes
+# on as a new process with new clients. Not "crash", which the nemesis records for a node.
+CLIENT_CRASH = "client-crash"
 
 # Keys a client's answer may set on its completion; anything else it returns is ignored.
 _COMPLETION_KEYS = ("type", "value", "error", "node")

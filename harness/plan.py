@@ -10,9 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Stagger, Tag, TimeLimit,
-                              clients, derive_rng, nemesis, once)
+from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Source, Stagger, Tag,
+                              TimeLimit, clients, derive_rng, nemesis, once)
 from ground.nemesis_protocol import Nemesis
+from ground.op import CLIENT_CRASH
 from ground.validation_message import one_line
 from ground.workload import Workload
 from harness.random_schedule import RandomSchedule, Request, plan_schedule
@@ -65,6 +66,10 @@ class Plan:
         ops: Generator = Mix(sources, derive_rng(seed, "mix"), weights)
         if s.rate > 0:
             ops = Stagger(s.rate, ops, derive_rng(seed, "stagger"))
+        if s.client_crash_interval > 0:  # Jepsen's crash ops, before the workloads' when due
+            crashes = Source(lambda _rng: {"f": CLIENT_CRASH}, derive_rng(seed, "client-crash"))
+            ops = AnyOf(Stagger(s.concurrency / s.client_crash_interval, crashes, derive_rng(seed, "client-crash-gaps")),
+                        ops)
         faults: Generator
         if s.nemesis.schedule == "random":
             faults = RandomSchedule(self.fault_plan())

@@ -67,6 +67,10 @@ class Scenario(_Strict):
                            description="ops one client thread keeps open at once where its workload's client starts "
                                        "them asynchronously (kafka-log's sends), each as a logical process of its "
                                        "own; 1 = one op at a time")
+    client_crash_interval: float = Field(
+        0.0, ge=0, le=DAY, description="seconds between crashes of each client thread's process, on average (Jepsen's "
+                                       "crash op: its clients torn down without a clean close, the thread going on as "
+                                       "a new process with new ones); 0 = never")
     seed: int | None = Field(None, ge=0, lt=2**63, description="random seed; chosen and recorded when absent")
 
 

@@ -24,7 +24,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
 from ground.client import Client, starts_async
-from ground.op import FAIL, INFO, Op, completion, indeterminate, invoke
+from ground.op import CLIENT_CRASH, FAIL, INFO, Op, completion, indeterminate, invoke
 from ground.workload import Workload
 from harness.history import Recorder
 
@@ -110,6 +110,8 @@ class ClientWorker:
                 self._cond.wait(POLL)
 
     def perform(self, template: Op) -> str:
+        if template["f"] == CLIENT_CRASH:
+            return self.crash()
         recorder = self.recorder
         name = template.get("workload")
         extras = {k: v for k, v in template.items() if k not in ("f", "value")}
@@ -238,6 +240,22 @@ class ClientWorker:
                 continue
             except Exception as exc:  # noqa: BLE001 - indeterminate: it may have happened
                 return None, "crash", f"{exc.__class__.__name__}: {exc}"
+
+    def crash(self) -> str:
+        """Jepsen's crash op: this process's clients are dropped and the thread goes on as a
+        new process with new ones, which meet what the crash left: kafka-txn's next producer
+        takes the dropped one's transactional.id and fences it, consumers find their
+        positions again. A client's close is already what a crash leaves: none flushes,
+        aborts or commits on close (kafka-log's producer is shared by every process and
+        lives on; its sends still open on this thread's lanes end at their reports or
+        their deadlines, as any in-flight op does)."""
+        op = self.recorder.record(invoke(self.process, CLIENT_CRASH, None))
+        for client in self.clients.values():
+            close_quietly(client)
+        self.clients.clear()
+        self.recorder.record(indeterminate(op, "crashed"))
+        self.process = self._fresh_process()
+        return INFO
 
     def _retire(self, stuck: Client | None) -> None:
         """Jepsen: after an indeterminate op the process may still be doing it, so it is

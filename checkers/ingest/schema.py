@@ -22,6 +22,8 @@ import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 from pyspark.sql.types import StructType
 
+from ground.op import CLIENT_CRASH
+
 RECORD = pa.struct([
     ("topic", pa.string()),
     ("partition", pa.int32()),
@@ -136,6 +138,6 @@ TYPES = ("invoke", "ok", "fail", "info")
 # "txn" is format 2's (checkers.ingest.txn_schema): transactions of send and poll micro-ops.
 KAFKA_FS = ("send", "assign", "poll", "final-read", "txn")
 ORDERING_FS = ("broadcast", "deliver")
-CLIENT_FS = KAFKA_FS + ORDERING_FS
+CLIENT_FS = KAFKA_FS + ORDERING_FS + (CLIENT_CRASH,)  # a crash op is the worker's, of any workload
 NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config", "crash")
 NEMESIS = "nemesis"

@@ -25,6 +25,22 @@ def test_valid_history_exits_0(spark, tmp_path):
     assert main(["check", str(_history(tmp_path, _clean()))]) == 0
 
 
+def test_client_crash_ops_are_read_and_judge_nothing(spark, tmp_path):
+    """A history with Jepsen's crash ops is read, and its sends are judged as without them:
+    all read back is valid; a send acknowledged before its process crashed and gone is lost."""
+    h = HistoryBuilder()
+    h.send(0, "t0", 1, offset=0)
+    h.call(0, "client-crash", None, None, type="info", error="crashed")
+    h.send(6, "t0", 2, offset=1)
+    h.final_read(9, "t0", 0, [(0, 1), (1, 2)])
+    assert main(["check", str(_history(tmp_path, h.lines()))]) == 0
+    lost = HistoryBuilder()
+    lost.send(0, "t0", 1, offset=0)
+    lost.call(0, "client-crash", None, None, type="info", error="crashed")
+    lost.final_read(9, "t0", 0, [])
+    assert main(["check", str(_history(tmp_path, lost.lines()))]) == 1
+
+
 def test_lost_write_exits_1(spark, tmp_path):
     h = HistoryBuilder()
     h.send(0, "t0", 1, offset=0)

@@ -410,3 +410,20 @@ def test_a_slow_boot_keeps_reporting_its_status_until_the_cluster_is_up(tmp_path
     plan = prepare(parse_scenario(BASE, "t"), "t")
     Runner(plan, tmp_path / "store", check=False, on_status=on_status, handle_signals=False).run()
     assert len(boots) >= 3
+
+
+def test_client_crashes_end_info_and_their_process_is_never_used_again(tmp_path):
+    _, result = run(tmp_path, duration=1.0, client_crash_interval=0.3)
+    history = list(read_history(result.history))
+    crashes = [op for op in history if op["f"] == "client-crash"]
+    assert crashes and all(i["type"] == "invoke" and c["type"] == "info" and c["error"] == "crashed"
+                           and c["process"] == i["process"] for i, c in zip(crashes[::2], crashes[1::2]))
+    for done in crashes[1::2]:
+        later = [op for op in history if op["index"] > done["index"] and op["process"] == done["process"]]
+        assert later == [], later[:1]
+    pairs(history)  # and every other invoke still completes exactly once
+
+
+def test_a_scenario_without_client_crash_interval_crashes_no_client(tmp_path):
+    _, result = run(tmp_path, duration=0.5)
+    assert [op for op in read_history(result.history) if op["f"] == "client-crash"] == []
