@@ -243,9 +243,9 @@ class ClientWorker:
 
     def crash(self) -> str:
         """Jepsen's crash op: this process's clients are dropped and the thread goes on as a
-        new process with new ones, which meet what the crash left: kafka-txn's next producer
-        takes the dropped one's transactional.id and fences it, consumers find their
-        positions again. A client's close is already what a crash leaves: none flushes,
+        new process with new ones, which meet what the crash left: a later kafka-txn producer
+        takes the dropped one's transactional.id from the pool and fences it, consumers find
+        their positions again. A client's close is already what a crash leaves: none flushes,
         aborts or commits on close (kafka-log's producer is shared by every process and
         lives on; its sends still open on this thread's lanes end at their reports or
         their deadlines, as any in-flight op does)."""
