@@ -264,9 +264,8 @@ class Runner:
         """Status while the cluster boots, as the main phase reports it, so a first boot
         (which may build images) never sits silent: the progress printer shows a line every
         few seconds of it, not one line at the start."""
-        while self._booting and not self._stop.wait(1.0):
-            if self._booting:
-                self._report_status()
+        while not self._stop.wait(1.0) and self._booting:
+            self._report_status()
 
     def _report_status(self) -> None:
         if self.on_status is not None:

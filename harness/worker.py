@@ -250,11 +250,8 @@ class ClientWorker:
         lives on; its sends still open on this thread's lanes end at their reports or
         their deadlines, as any in-flight op does)."""
         op = self.recorder.record(invoke(self.process, CLIENT_CRASH, None))
-        for client in self.clients.values():
-            close_quietly(client)
-        self.clients.clear()
         self.recorder.record(indeterminate(op, "crashed"))
-        self.process = self._fresh_process()
+        self._retire(stuck=None)
         return INFO
 
     def _retire(self, stuck: Client | None) -> None:
