@@ -215,6 +215,7 @@ class Runner:
             try:
                 self._start_crash_watch()
                 if not self._stop.is_set():
+                    self._setup_workloads(result)
                     self._setup_nemeses()
                     self._phase = "run"
                     self._drive()
@@ -475,6 +476,21 @@ class Runner:
                     self._fault(template)
             finally:
                 self._done(NEMESIS)
+
+    def _setup_workloads(self, result: RunResult) -> None:
+        """Each workload readies the cluster (its topics) before the first op. One that cannot
+        is a note, not the end of the run: its clients' opens try again, and each failed
+        open is recorded as a failed op."""
+        if self.cluster is None:
+            return
+        for name, workload in self.plan.workloads.items():
+            if workload.setup is None:
+                continue
+            try:
+                workload.setup(self.cluster)
+            except Exception as exc:  # noqa: BLE001 - the opens report it, op by op
+                result.notes.append(f"workload {name}: setup failed ({exc.__class__.__name__}: {exc}); "
+                                    "its clients try again when they open")
 
     # -- nemesis ----------------------------------------------------------------
     def _setup_nemeses(self) -> None:

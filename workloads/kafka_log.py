@@ -345,4 +345,4 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
                                    for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
 
     return Workload(name="kafka-log", client=KafkaLogClient(opts, state), generator=generator,
-                    final_generator=final_generator)
+                    final_generator=final_generator, setup=state.topics.ensure)

@@ -354,4 +354,4 @@ def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload
                                    for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
 
     return Workload(name="kafka-txn", client=KafkaTxnClient(opts, state), generator=generator,
-                    final_generator=final_generator)
+                    final_generator=final_generator, setup=state.topics.ensure)

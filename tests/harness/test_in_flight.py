@@ -6,6 +6,7 @@ delivery report does; no cluster."""
 from __future__ import annotations
 
 import threading
+import time
 
 from harness.history import read_history
 from harness.plan import prepare
@@ -64,7 +65,15 @@ def test_sends_open_when_the_run_is_stopped_end_info_interrupted(tmp_path):
     plan = prepare(parse_scenario({**BASE, "concurrency": 1, "in_flight": 4, "op_timeout": 60, "duration": 30,
                                    "workloads": workloads}, "t"), "t")
     runner = Runner(plan, tmp_path / "store", check=False, handle_signals=False)
-    threading.Timer(0.5, runner.stop, args=(15,)).start()
+
+    def stop_after_a_hang() -> None:
+        """Stop once ten ops are recorded, among them a hung send's invoke (every third hangs)."""
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and (runner.recorder is None or runner.recorder.count < 10):
+            time.sleep(0.05)
+        runner.stop(15)
+
+    threading.Thread(target=stop_after_a_hang, daemon=True).start()
     result = runner.run()
     done = pairs(read_history(result.history))
     cut = [c for _, c in done if c["type"] == "info"]

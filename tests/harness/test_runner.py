@@ -164,6 +164,49 @@ def test_the_runner_uses_a_cluster_it_is_given(tmp_path):
     assert json.loads((result.run_dir / "run.json").read_text())["variant"]["name"] == "fabric-recommended"
 
 
+SETUPS: list = []
+
+
+class SetupCount(NoopClient):
+    """Says how many setups had happened when each op ran."""
+
+    def open(self, cluster, process):
+        return SetupCount(self.options)
+
+    def invoke(self, op):
+        return {"type": OK, "value": len(SETUPS)}
+
+
+def _setup_then_echo(options, variant):
+    return Workload("test-setup", SetupCount(), noop_workload({}).generator, None, True, SETUPS.append)
+
+
+def _setup_fails(options, variant):
+    def fail(cluster):
+        raise TimeoutError("topics have no leader")
+    return Workload("test-setup-fails", ClusterEcho(), noop_workload({}).generator, None, True, fail)
+
+
+register_workload("test-setup", _setup_then_echo)
+register_workload("test-setup-fails", _setup_fails)
+
+
+def test_a_workloads_setup_readies_the_cluster_once_before_its_first_op(tmp_path):
+    SETUPS.clear()
+    _, result = run(tmp_path, workloads=[{"name": "test-setup"}], variant="fabric-recommended",
+                    duration=0.3, cluster={"name": "given"}, nemesis={})
+    done = pairs(read_history(result.history))
+    assert SETUPS == [{"name": "given"}]
+    assert done and all(c["value"] == 1 for _, c in done)
+
+
+def test_a_failed_workload_setup_is_a_note_and_the_run_goes_on(tmp_path):
+    _, result = run(tmp_path, workloads=[{"name": "test-setup-fails"}], variant="fabric-recommended",
+                    duration=0.3, cluster={"name": "given"}, nemesis={})
+    assert pairs(read_history(result.history))
+    assert any("test-setup-fails: setup failed (TimeoutError: topics have no leader)" in n for n in result.notes)
+
+
 def test_stop_heals_flushes_and_reports_the_signal(tmp_path):
     plan = prepare(parse_scenario({**BASE, "duration": 60, "rate": 100}, "t"), "t")
     runner = Runner(plan, tmp_path / "store", check=False, handle_signals=False)

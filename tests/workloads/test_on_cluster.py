@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from types import SimpleNamespace
 
 import pytest
@@ -239,7 +239,8 @@ def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cl
     for op in done:
         kinds[op["f"]].add(op["type"])
     assert kinds["send"] == {OK} and kinds["broadcast"] == {OK} and kinds["final-read"] == {OK}
-    assert OK in kinds["poll"] and OK in kinds["deliver"] and INFO not in kinds["deliver"]
+    seen = Counter((op["f"], op["type"]) for op in done)
+    assert OK in kinds["poll"] and OK in kinds["deliver"] and INFO not in kinds["deliver"], seen
     assert sum(op["f"] == "final-read" for op in done) == 6
     assert sum(op["f"] == "deliver" and op["value"].get("blocks") is not None and op["index"] > heal_index(history)
                for op in done) == 6
