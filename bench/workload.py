@@ -11,6 +11,7 @@ as a ratio to it. Boots fabric-recommended and tears it down, or attaches (--run
 
     flock /tmp/ordeal-cluster.lock .venv/bin/python -P bench/workload.py [--threads 256]
         [--async-threads 2] [--in-flight 2048] [--seconds 15] [--warmup 10] [--run RUN] [--linger-ms MS]
+        [--clients librdkafka,java]
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from confluent_kafka import Producer
 
 from clusters.cluster import Cluster
 from clusters.health import QUIET
-from clusters.variant import load_variant
+from clusters.variant import ClientSettings, load_variant
 from ground.generator import Context
 from ground.op import completion, invoke
 from ground.workload import Workload
@@ -205,8 +206,16 @@ def recorder_alone(path: Path, seconds: float = 2.0) -> float:
 
 
 def bench(cluster: Cluster, args: argparse.Namespace, options: dict) -> None:
-    workload = kafka_log_workload({"send_fraction": 1.0, **options}, cluster.variant)
-    workload.client.open(cluster, 0).close()  # the topics, before any clock starts
+    """Each client's passes on the same cluster: librdkafka's and the Java client's figures
+    side by side (issue 40), as ratios to the same reference loop."""
+    clients = [c.strip() for c in args.clients.split(",") if c.strip()]
+    workloads = {impl: kafka_log_workload({"send_fraction": 1.0, **options},
+                                          cluster.variant.model_copy(update={"client": ClientSettings(
+                                              implementation=impl)}))
+                 for impl in clients}
+    workload = workloads[clients[0]]
+    for each in workloads.values():
+        each.client.open(cluster, 0).close()  # the topics (and the Java client's JVM), before any clock starts
     ref_before = reference_loop()
     print(f"kafka-log on {cluster.variant.name} (acks={cluster.variant.producer.acks}), options {options or '{}'}; "
           f"{args.seconds:.0f} s per pass after {args.warmup:.0f} s of warm-up")
@@ -215,26 +224,27 @@ def bench(cluster: Cluster, args: argparse.Namespace, options: dict) -> None:
         print(f"  recorder alone: {recorder_alone(Path(tmp) / 'alone.jsonl'):,.0f} send ops/s recorded (one thread)")
         with Recorder(Path(tmp) / "history.jsonl") as recorder:
             # A freshly booted broker's JVM is still compiling its hot paths: not counted.
-            drive(workload, cluster, recorder, args.async_threads, args.in_flight, args.warmup)
-            passes = [("one at a time", args.threads, 1), ("in flight", args.async_threads, args.in_flight)]
             rows = []
-            for label, threads, in_flight in passes:
-                sample = Sampled(cluster.run, args.seconds / 2)
-                load = loadavg()
-                start, end, cpu = drive(workload, cluster, recorder, threads, in_flight, args.seconds)
-                rows.append((label, threads, in_flight, start, end, cpu, load, sample.result()))
+            for impl, each in workloads.items():
+                drive(each, cluster, recorder, args.async_threads, args.in_flight, args.warmup)
+                passes = [("one at a time", args.threads, 1), ("in flight", args.async_threads, args.in_flight)]
+                for label, threads, in_flight in passes:
+                    sample = Sampled(cluster.run, args.seconds / 2)
+                    load = loadavg()
+                    start, end, cpu = drive(each, cluster, recorder, threads, in_flight, args.seconds)
+                    rows.append((f"{label}, {impl}", threads, in_flight, start, end, cpu, load, sample.result()))
             sample = Sampled(cluster.run, min(args.seconds, 10) / 2)
             plain, plain_cpu = plain_producer(cluster, workload, min(args.seconds, 10))
             plain_docker = sample.result()
         ref_after = reference_loop()
         ref = (ref_before + ref_after) / 2
-        print(f"  {'path':<14} {'threads':>7} {'in flight':>9} {'acked/s':>9} {'per Mref':>9} {'p50 ms':>8} "
+        print(f"  {'path':<25} {'threads':>7} {'in flight':>9} {'acked/s':>9} {'per Mref':>9} {'p50 ms':>8} "
               f"{'p99 ms':>8} {'client CPU':>10}  load at start")
         for label, threads, in_flight, start, end, cpu, load, docker in rows:
             ok, lat, kinds = recorded(recorder.path, start, end)
             rate = ok / ((end - start) / 1e9)
             pct = (lambda q: lat[min(len(lat) - 1, int(q * len(lat)))]) if lat else (lambda q: float("nan"))
-            print(f"  {label:<14} {threads:>7} {in_flight:>9} {rate:>9,.0f} {rate / ref:>9,.0f} {pct(0.5):>8.1f} "
+            print(f"  {label:<25} {threads:>7} {in_flight:>9} {rate:>9,.0f} {rate / ref:>9,.0f} {pct(0.5):>8.1f} "
                   f"{pct(0.99):>8.1f} {cpu * 100:>9.0f}%  {load}")
             others = {k: v for k, v in kinds.items() if k != "ok"}
             print(f"      {cpu_summary(docker)}; other outcomes: {others or 'none'}")
@@ -253,8 +263,13 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15.0)
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of sends before the clock starts")
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")
+    parser.add_argument("--clients", default="librdkafka,java",
+                        help="the Kafka clients to measure, comma-separated (librdkafka, java)")
     parser.add_argument("--linger-ms", type=float, default=None, help="the producer's linger.ms option")
     args = parser.parse_args()
+    unknown = [c for c in args.clients.split(",") if c.strip() not in ("librdkafka", "java")]
+    if unknown or not args.clients.strip():
+        parser.error(f"--clients: unknown client {unknown[0] if unknown else '(none)'!r} (known: librdkafka, java)")
     options = {} if args.linger_ms is None else {"linger_ms": args.linger_ms}
     if args.run:
         cluster = Cluster.attach(run=args.run)

@@ -74,6 +74,27 @@ class ProducerSettings(_Strict):
     retries: int = Field(3, ge=0)
 
 
+class ClientSettings(_Strict):
+    # "librdkafka": the C client through confluent-kafka; "java": Kafka's own kafka-clients
+    # jar, which most applications use and with which Jepsen found its Kafka bugs, run in the
+    # run's process by JPype (workloads/java/).
+    implementation: Literal["librdkafka", "java"] = "librdkafka"
+    version: str | None = Field(None, pattern=VERSION_PATTERN,
+                                description="the Java client's release (Maven); default: the brokers' kafka.version")
+
+    @model_validator(mode="after")
+    def _version_is_the_java_clients(self) -> "ClientSettings":
+        if self.version is None:
+            return self
+        if self.implementation != "java":
+            raise ValueError(f"client.version ({self.version}) names a kafka-clients release: librdkafka's version "
+                             "is the installed confluent-kafka's")
+        if kafka_versions.parse(self.version)[0] not in kafka_versions.SUPPORTED_MAJORS:
+            majors = ", ".join(f"{m}.x" for m in kafka_versions.SUPPORTED_MAJORS)
+            raise ValueError(f"client.version {self.version}: only Java clients {majors} are supported")
+        return self
+
+
 # Fabric's channel names (configtx's rule): lower case, digits, dots and dashes, a letter first.
 CHANNEL_NAME = r"^[a-z][a-z0-9.-]{0,48}$"
 
@@ -99,6 +120,7 @@ class Variant(_Strict):
     kafka: KafkaSettings = KafkaSettings()
     producer: ProducerSettings = ProducerSettings()
     orderer: OrdererSettings = OrdererSettings()
+    client: ClientSettings = ClientSettings()
     expect: dict[str, Expectation] = Field(default_factory=dict)
     # Fault kinds after which the system promises to serve again once the fault is healed: a
     # partition never read again, a halted channel or a hang is then a finding (checkers.liveness).
@@ -172,6 +194,14 @@ class Variant(_Strict):
             if why:
                 raise ValueError(f"expect.{fault}: {why}")
         return self
+
+    @property
+    def client_version(self) -> str | None:
+        """The Java client's release (the brokers' unless client.version says otherwise);
+        None for librdkafka, whose version is the installed binding's."""
+        if self.client.implementation != "java":
+            return None
+        return self.client.version or self.kafka.version
 
     def refuses_fault_kind(self, fault: str) -> str | None:
         """Why a fault kind cannot run on this variant (one line), or None."""

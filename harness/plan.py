@@ -31,6 +31,7 @@ class Plan:
     variant: Any  # clusters.variant.Variant, or None when nothing needs a cluster
     workloads: dict[str, Workload]
     nemeses: dict[str, Nemesis]
+    client: Any = None  # clusters.variant.ClientSettings the workloads use (the scenario's or the variant's)
 
     @property
     def seed(self) -> int:
@@ -93,6 +94,21 @@ def _load_variant(name: str, source: str) -> Any:
         raise ScenarioError(f"scenario {source}: variant: {exc}") from None
 
 
+def _with_client(variant: Any, client: dict[str, Any] | None, source: str) -> Any:
+    """`variant` with the scenario's [client] in place of its own (checked the same way)."""
+    if client is None or variant is None:
+        if client is not None:
+            raise ScenarioError(f"scenario {source}: client: a client needs a variant to run against")
+        return variant
+    from clusters.variant import ClientSettings
+
+    try:
+        settings = ClientSettings.model_validate(client)
+    except ValidationError as exc:
+        raise ScenarioError(f"scenario {source}: client.{one_line(exc)}") from None
+    return variant.model_copy(update={"client": settings})
+
+
 def prepare(scenario: Scenario, source: str) -> Plan:
     """Resolve names and options; pick and record a seed when the scenario has none."""
     if scenario.seed is None:
@@ -101,6 +117,8 @@ def prepare(scenario: Scenario, source: str) -> Plan:
     if len(set(names)) != len(names):
         raise ScenarioError(f"scenario {source}: workloads: a workload is named twice")
     variant = _load_variant(scenario.variant, source) if scenario.variant else None
+    # The workloads get the variant with the scenario's client; the cluster is the variant's own.
+    client_variant = _with_client(variant, scenario.client, source)
 
     workloads: dict[str, Workload] = {}
     for i, spec in enumerate(scenario.workloads):
@@ -110,7 +128,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
             raise ScenarioError(f"scenario {source}: workloads.{i}.name: unknown workload {spec.name} "
                                 f"(known: {', '.join(workload_names())})") from None
         try:
-            workloads[spec.name] = factory(spec.options, variant)
+            workloads[spec.name] = factory(spec.options, client_variant)
         except ValidationError as exc:
             raise ScenarioError(f"scenario {source}: workloads.{i}.options.{one_line(exc)}") from None
         except ValueError as exc:
@@ -145,7 +163,7 @@ def prepare(scenario: Scenario, source: str) -> Plan:
                 raise ScenarioError(f"scenario {source}: nemesis.faults.{i}: {name} acts on {missing[0]} nodes; "
                                     f"variant {variant.name} has none (kafka.mode {variant.kafka.mode})")
 
-    plan = Plan(scenario, source, variant, workloads, nemeses)
+    plan = Plan(scenario, source, variant, workloads, nemeses, client_variant.client if variant else None)
     if plan.needs_cluster and variant is None:
         needy = [n for n, w in workloads.items() if w.needs_cluster] + \
                 [n for n, f in nemeses.items() if getattr(f, "needs_cluster", True)]

@@ -186,7 +186,8 @@ class Runner:
         scenario = plan.scenario.model_dump(mode="json")
         run_json = {"scenario": scenario, "source": plan.source,
                     "variant": plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
-                    "seed": plan.seed, "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+                    "client": _kafka_client(plan), "seed": plan.seed,
+                    "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
         write_json(run_dir / SCENARIO_JSON, scenario)
         write_json(run_dir / RUN_JSON, run_json)
 
@@ -589,3 +590,12 @@ class Runner:
             result.report = write_report(run_dir)
         except Exception as exc:  # noqa: BLE001
             result.notes.append(f"report failed: {exc.__class__.__name__}: {exc}")
+
+
+def _kafka_client(plan: Plan) -> dict[str, str] | None:
+    """Which Kafka client and release the run's Kafka workloads drive (run.json "client")."""
+    if plan.client is None or plan.variant is None:
+        return None
+    from workloads.kafka_clients import KafkaClient
+
+    return KafkaClient.of(plan.variant.model_copy(update={"client": plan.client})).describe()

@@ -56,6 +56,8 @@ class Scenario(_Strict):
     description: str = ""
     variant: str | None = Field(None, description="cluster variant; required when a workload or fault needs a cluster")
     workloads: list[WorkloadSpec] = Field(min_length=1)
+    client: dict[str, Any] | None = Field(None, description="the Kafka client of this scenario's workloads "
+                                                            "(implementation, version), over the variant's [client]")
     nemesis: NemesisSpec = NemesisSpec()
     concurrency: int = Field(6, ge=1, le=1024, description="client threads, one logical process each")
     rate: float = Field(50.0, ge=0, le=1e6, description="target ops/s over all clients; 0 = as fast as they go")

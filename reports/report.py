@@ -172,6 +172,9 @@ def _key_settings(files: RunFiles) -> list[str]:
     orderer = _orderer(files)
     if orderer:
         out.append(f"orderer: {orderer}")
+    client = files.run.get("client")  # the Kafka client the workloads drove (issue 40)
+    if isinstance(client, dict) and client.get("implementation"):
+        out.append(f"client: {client['implementation']} {client.get('version', '')}".rstrip())
     return out
 
 

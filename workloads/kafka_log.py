@@ -20,11 +20,11 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.health import QUIET
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
+from workloads.kafka_clients import KafkaClient
 from workloads.kafka_errors import error_code, send_outcome
 from workloads.partition_read import read_partition, record
 from workloads.producer import SharedProducer
@@ -84,6 +84,7 @@ class KafkaLogState:
     """What one workload instance's generators and clients share."""
 
     topics: TopicSet
+    client: KafkaClient = field(default_factory=KafkaClient)
     unassigned: Unassigned = field(default_factory=Unassigned)
     finals: FinalReports = field(default_factory=FinalReports)
 
@@ -143,7 +144,8 @@ class KafkaLogClient:
         self.state.topics.ensure(cluster)
         with self._lock:
             if cluster.run not in self._shared:
-                self._shared[cluster.run] = SharedProducer(self._producer_config(cluster))
+                self._shared[cluster.run] = SharedProducer(self._producer_config(cluster),
+                                                               self.state.client.producer)
             producer = self._shared[cluster.run]
         producer.acquire()
         return KafkaLogClient(self.opts, self.state, cluster, process, producer)
@@ -218,14 +220,14 @@ class KafkaLogClient:
 
     # -- consume ------------------------------------------------------------------
     def _new_consumer(self, group: str) -> Consumer:
-        return Consumer({
+        return self.state.client.consumer({
             "bootstrap.servers": self.cluster.bootstrap_servers(),
             "group.id": group,  # librdkafka requires one; assign mode never joins it
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             # After an unclean election truncates the log below a consumer's position it
             # restarts from the earliest offset: the checkers see that as nonmonotonic-poll.
             "auto.offset.reset": "earliest",
-        }, logger=QUIET)
+        })
 
     def assign(self, value: dict[str, Any]) -> Op:
         if self.opts.group is not None:
@@ -335,7 +337,7 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
     # read an earlier run's records (its values would collide with this run's).
     token = uuid.uuid4().hex[:6]
     topics = TopicSet([f"t{i}-{token}" for i in range(opts.topics)], opts.partitions)
-    state = KafkaLogState(topics)
+    state = KafkaLogState(topics, KafkaClient.of(variant))
 
     def generator(rng: random.Random) -> KafkaLogOps:
         return KafkaLogOps(opts, state, rng)

@@ -30,12 +30,12 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.health import QUIET
 from ground.generator import Answer, Context
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
+from workloads.kafka_clients import KafkaClient
 from workloads.kafka_errors import error_code
 from workloads.kafka_log import Unassigned
 from workloads.partition_read import read_partition, record
@@ -93,6 +93,7 @@ class KafkaTxnState:
     topics: TopicSet
     ids: TransactionalIds
     group_prefix: str
+    client: KafkaClient = field(default_factory=KafkaClient)
     unassigned: Unassigned = field(default_factory=Unassigned)
     finals: FinalReports = field(default_factory=FinalReports)
 
@@ -176,26 +177,26 @@ class KafkaTxnClient:
         if self.producer is None:
             self.tid = self.state.ids.take()
             p = self.cluster.variant.producer
-            producer = Producer({
+            producer = self.state.client.producer({
                 "bootstrap.servers": self.cluster.bootstrap_servers(),
                 "transactional.id": self.tid, "acks": "all", "enable.idempotence": True,
                 "transaction.timeout.ms": self.opts.transaction_timeout_ms,
                 "message.timeout.ms": int(self.opts.txn_timeout * 1000),
                 "request.timeout.ms": max(1000, int(self.opts.txn_timeout * 500)),
                 "retries": max(p.retries, 1), "linger.ms": 0,
-            }, logger=QUIET)
+            })
             # Fences any producer that held this id before (a retired process's): its open txn is aborted.
             producer.init_transactions(self.opts.txn_timeout)
             self.producer = producer
         return self.producer
 
     def _new_consumer(self, name: str) -> Consumer:
-        return Consumer({
+        return self.state.client.consumer({
             "bootstrap.servers": self.cluster.bootstrap_servers(),
             "group.id": f"{self.state.group_prefix}-{name}",  # assign mode; the group holds send_offsets' commits
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest", "isolation.level": self.opts.isolation,
-        }, logger=QUIET)
+        })
 
     def assign(self, value: dict[str, Any]) -> Op:
         if self.consumer is None:
@@ -344,7 +345,7 @@ def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload
     token = uuid.uuid4().hex[:6]
     # Named like kafka-log's topics: a later run on a kept cluster deletes them (workloads.topics).
     topics = TopicSet([f"t{100 + i}-{token}" for i in range(opts.topics)], opts.partitions)
-    state = KafkaTxnState(topics, TransactionalIds(TRANSACTIONAL_ID_PREFIX), GROUP_PREFIX)
+    state = KafkaTxnState(topics, TransactionalIds(TRANSACTIONAL_ID_PREFIX), GROUP_PREFIX, KafkaClient.of(variant))
 
     def generator(rng: random.Random) -> KafkaTxnOps:
         return KafkaTxnOps(opts, state, rng)

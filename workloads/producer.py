@@ -24,8 +24,11 @@ class SharedProducer:
     fatal error, e.g. an idempotent producer's broken sequence, so later sends get a new one).
     A poller thread serves delivery reports while it exists."""
 
-    def __init__(self, config: dict[str, Any]):
+    def __init__(self, config: dict[str, Any], make: Callable[[dict[str, Any]], Any] | None = None):
+        """`make(config)` builds the producer (workloads.kafka_clients: librdkafka's or the Java
+        client's in the same shape); librdkafka's by default."""
         self.config = config
+        self._make = make or (lambda c: Producer(c, logger=QUIET))
         self._lock = threading.Lock()
         self._users = 0
         self._producer: Producer | None = None
@@ -50,7 +53,7 @@ class SharedProducer:
     def _current(self) -> Producer:
         with self._lock:
             if self._producer is None:
-                self._producer, self._stop = Producer(self.config, logger=QUIET), threading.Event()
+                self._producer, self._stop = self._make(self.config), threading.Event()
                 threading.Thread(target=_serve, args=(self._producer, self._stop, self._last_reports()),
                                  name="producer-poll",
                                  daemon=True).start()

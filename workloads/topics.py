@@ -6,12 +6,14 @@ partition has a leader, so the first send does not race the controller.
 
 On a reused cluster the topics of earlier runs are deleted first: nobody writes them any
 more, and a fault that picks a partition (its leader, its ISR) among idle ones would
-test nothing.
+test nothing. The topics of every workload alive in this process are not earlier runs':
+kafka-log and kafka-txn in one run each have their own.
 """
 from __future__ import annotations
 
 import re
 import threading
+import weakref
 from typing import Any
 
 from confluent_kafka.admin import NewTopic
@@ -22,6 +24,9 @@ from clusters.kafka_topics import create_topics, delete_topics
 RUN_TOPIC = re.compile(r"t\d+-[0-9a-f]{6}")  # kafka-log topic names: t<i>-<token of the run>
 
 
+_LIVE: "weakref.WeakSet[TopicSet]" = weakref.WeakSet()  # every TopicSet of this process's workloads
+
+
 class TopicSet:
     """Topics of one workload, each with the same number of partitions, RF and min ISR of
     the variant the cluster runs."""
@@ -30,6 +35,7 @@ class TopicSet:
         self.names, self.partitions = names, partitions
         self._lock = threading.Lock()
         self._ready: set[str] = set()  # cluster runs whose topics exist with leaders
+        _LIVE.add(self)
 
     def partitions_of(self) -> list[tuple[str, int]]:
         return [(t, p) for t in self.names for p in range(self.partitions)]
@@ -42,8 +48,9 @@ class TopicSet:
                 return
             k = cluster.variant.kafka
             servers = cluster.bootstrap_servers()
+            live = {name for topic_set in list(_LIVE) for name in topic_set.names}
             stale = [t for t in admin_client(servers).list_topics(timeout=10).topics
-                     if RUN_TOPIC.fullmatch(t) and t not in self.names]
+                     if RUN_TOPIC.fullmatch(t) and t not in live]
             if stale:
                 delete_topics(servers, stale)
             create_topics(servers, [NewTopic(t, num_partitions=self.partitions, replication_factor=k.replication_factor,

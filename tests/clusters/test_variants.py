@@ -60,6 +60,12 @@ INVALID = {
     "zookeeper-fault-expected-on-kraft": (KRAFT + "[expect]\nzk-quorum-loss = \"valid\"\n", "expect.zk-quorum-loss"),
     "kraft-fault-expected-in-zookeeper-mode": (BASE + "[expect]\ncontroller-quorum-loss = \"valid\"\n",
                                                "expect.controller-quorum-loss"),
+    # The Kafka client axis (issue 40).
+    "unknown-client": (BASE + "[client]\nimplementation = \"sarama\"\n", "client.implementation"),
+    "librdkafka-with-a-version": (BASE + "[client]\nversion = \"3.9.2\"\n", "client.version (3.9.2) names"),
+    "java-client-2x": (BASE + "[client]\nimplementation = \"java\"\nversion = \"2.8.2\"\n", "client.version 2.8.2"),
+    "java-client-not-a-release": (BASE + "[client]\nimplementation = \"java\"\nversion = \"4.4\"\n",
+                                  "client.version"),
     "writers-on-fabric": (BASE.replace("brokers = 4", "brokers = 4\nosns = 1")
                           + "[orderer]\nwriters = {ch0 = [\"alice\"]}\n", "orderer.writers"),
 }
@@ -217,3 +223,14 @@ def test_the_recommended_configuration_promises_availability_after_a_broker_kill
 
     variant = load_variant("fabric-recommended")
     assert variant.promises_availability("kill-broker") and not variant.promises_availability("disk-loss")
+
+
+def test_the_java_client_defaults_to_the_brokers_release_and_may_be_newer(tmp_path: Path) -> None:
+    """A Java client 4.x against 3.9 brokers is allowed; without a version it is the brokers'."""
+    path = tmp_path / "java.toml"
+    path.write_text(BASE + "[client]\nimplementation = \"java\"\n")
+    assert load_variant(str(path)).client_version == "3.9.2"
+    path.write_text(BASE + "[client]\nimplementation = \"java\"\nversion = \"4.4.0\"\n")
+    assert load_variant(str(path)).client_version == "4.4.0"
+    assert load_variant("fabric-recommended").client.implementation == "librdkafka"
+    assert load_variant("fabric-recommended").client_version is None

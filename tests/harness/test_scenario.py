@@ -41,6 +41,12 @@ INVALID = [
      "nemesis.options.noop: noop takes no options"),
     ("variant = 'no-such-variant'\n[[workloads]]\nname = 'noop'\n", "variant: variant no-such-variant: no such file or shipped variant"),
     ("duration = \n", "not valid TOML"),
+    ("variant = 'fabric-recommended'\nclient = { implementation = 'java', version = '2.0.0' }\n"
+     "[[workloads]]\nname = 'noop'\n", "client.version 2.0.0: only Java clients 3.x, 4.x are supported"),
+    ("variant = 'fabric-recommended'\nclient = { implementation = 'go' }\n[[workloads]]\nname = 'noop'\n",
+     "client.implementation: Input should be 'librdkafka' or 'java'"),
+    ("client = { implementation = 'java' }\n[[workloads]]\nname = 'noop'\n",
+     "client: a client needs a variant to run against"),
 ]
 
 
@@ -103,3 +109,13 @@ def test_ordeal_run_refuses_an_invalid_scenario_with_exit_2_and_one_line(tmp_pat
 
 def test_shipped_scenarios_directory_is_the_repositorys():
     assert (SCENARIOS_DIR / "default.toml").is_file()
+
+
+def test_a_scenarios_client_is_what_its_kafka_workloads_use_and_the_cluster_keeps_its_variant(tmp_path):
+    path = write(tmp_path, "variant = 'fabric-recommended'\nclient = { implementation = 'java', version = '4.4.0' }\n"
+                           "[[workloads]]\nname = 'kafka-log'\n")
+    plan = prepare(load_scenario(str(path)), str(path))
+    assert plan.client.implementation == "java" and plan.client.version == "4.4.0"
+    assert plan.variant.client.implementation == "librdkafka"  # the variant the cluster boots is unchanged
+    client = plan.workloads["kafka-log"].client.state.client
+    assert (client.implementation, client.version) == ("java", "4.4.0")

@@ -323,3 +323,15 @@ def test_results_written_apart_from_their_history_are_reported_from_the_history_
     (out / "results.json").write_text(json.dumps(dict(results, history=str(tmp_path / "gone.jsonl"))))
     with pytest.raises(RunDirError, match="holds no history.jsonl, nor does its results.json name one that exists"):
         write_report(out)
+
+
+def test_banner_names_the_kafka_client_that_ran(runs, tmp_path):
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["anomalous"], tmp_path / "run")
+    meta = json.loads((run / "run.json").read_text())
+    meta["client"] = {"implementation": "java", "version": "4.4.0"}
+    (run / "run.json").write_text(json.dumps(meta))
+    banner = write_report(run).read_text().split('id="verdict"')[1].split("</section>")[0]
+    assert "client: java 4.4.0" in banner

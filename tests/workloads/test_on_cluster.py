@@ -246,6 +246,32 @@ def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cl
                for op in done) == 6
 
 
+def test_both_kafka_workloads_run_on_kafkas_java_client_and_the_run_says_so(cluster, tmp_path):
+    """The Java client (kafka-clients at the brokers' release, in this process through JPype)
+    drives the same workload code as librdkafka: sends, polls, transactions and final reads
+    all complete, in the history's format, and run.json names the client that ran."""
+    import json
+
+    from harness.history import read_history
+    from harness.plan import prepare
+    from harness.runner import Runner
+    from harness.scenario import parse_scenario
+
+    scenario = {"variant": "fabric-recommended", "concurrency": 4, "rate": 100, "duration": 5, "recovery_wait": 0,
+                "final_read_time_limit": 40, "op_timeout": 10, "seed": 5, "in_flight": 4,
+                "client": {"implementation": "java"},
+                "workloads": [{"name": "kafka-log"}, {"name": "kafka-txn", "options": {"send_offsets": True}}]}
+    result = Runner(prepare(parse_scenario(scenario, "t"), "t"), tmp_path, cluster=cluster, check=False,
+                    handle_signals=False).run()
+    done = [op for op in read_history(result.history) if op["process"] != "nemesis" and op["type"] != "invoke"]
+    seen = Counter((op["workload"], op["f"], op["type"]) for op in done)
+    for wanted in (("kafka-log", "send"), ("kafka-log", "poll"), ("kafka-txn", "txn")):
+        assert seen[(*wanted, OK)], seen
+    assert seen[("kafka-log", "final-read", OK)] == 6 and seen[("kafka-txn", "final-read", OK)] == 6, seen
+    client = json.loads((result.run_dir / "run.json").read_text())["client"]
+    assert client == {"implementation": "java", "version": cluster.variant.kafka.version}
+
+
 def heal_index(history):
     return max(op["index"] for op in history if op["process"] == "nemesis" and op["f"] == "heal")
 
@@ -261,6 +287,24 @@ def test_topics_of_earlier_runs_are_deleted_before_a_run_creates_its_own(cluster
         assert time.monotonic() < deadline, "the earlier run's topic is still there"
         time.sleep(0.5)
     assert "t0-123456" in names and "t0-0ld000" in names
+
+
+def test_the_topics_of_two_workloads_of_one_run_are_both_kept(cluster):
+    """kafka-log and kafka-txn in one run each make their topics: the second's clean-up of earlier
+    runs' topics must not take the first's (it did, and every kafka-log send timed out)."""
+    from clusters.health import admin_client
+    from workloads.topics import TopicSet
+
+    log_topics = TopicSet(["t0-a1a1a1"], 1)
+    log_topics.ensure(cluster)
+    TopicSet(["t0-e0e0e0"], 1).ensure(cluster)  # an earlier run's, no longer alive
+    txn_topics = TopicSet(["t100-a1a1a1"], 1)
+    txn_topics.ensure(cluster)  # deletes the earlier run's topic, and must leave kafka-log's
+    deadline = time.monotonic() + 90
+    while "t0-e0e0e0" in (names := admin_client(cluster.bootstrap_servers()).list_topics(timeout=10).topics):
+        assert time.monotonic() < deadline, "the earlier run's topic is still there"
+        time.sleep(0.5)
+    assert {"t0-a1a1a1", "t100-a1a1a1"} <= set(names)
 
 
 def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(cluster):

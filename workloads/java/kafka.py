@@ -1,0 +1,367 @@
+"""Kafka's Java client in the shape of confluent-kafka's Producer and Consumer, as far as the
+workloads use them, so that a workload's code is the same for both clients.
+
+What differs underneath, and how it is bridged:
+- Configuration names are librdkafka's; the few the Java client names otherwise are
+  translated (message.timeout.ms is delivery.timeout.ms; librdkafka-only ones are dropped).
+  max.block.ms is the delivery timeout too: the Java producer's send() blocks while it
+  waits for a topic's metadata (up to 60 s by default), which would hold a worker thread
+  through a partition.
+- Errors: the Java client's exceptions become confluent-kafka's KafkaError with Kafka's
+  protocol error code (Errors.forException), the code librdkafka reports for the same
+  broker error, so workloads.kafka_errors judges both alike. A delivery that expired in
+  the Java producer is TimeoutException, REQUEST_TIMED_OUT: indeterminate (info), as
+  librdkafka's _MSG_TIMED_OUT is.
+- A Java consumer's poll returns up to max.poll.records records at once; consume(n) keeps
+  what is past n for the next call, so no record is lost between calls, and assign() drops
+  that buffer as librdkafka's assign drops what it prefetched.
+- Delivery reports run on the Java producer's I/O thread (librdkafka's on the thread that
+  polls); poll() here has nothing to serve.
+"""
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, KafkaError, KafkaException, TopicPartition
+
+from workloads.java.libs import start_jvm
+
+# librdkafka settings with another name in the Java client.
+RENAMED = {"message.timeout.ms": "delivery.timeout.ms"}
+# librdkafka settings the Java client has no counterpart for (or that the bridge replaces).
+DROPPED = frozenset({"enable.auto.offset.store", "logger", "error_cb"})
+
+
+class Message:
+    """A consumed record or a delivered one, with confluent-kafka's Message accessors."""
+
+    __slots__ = ("_topic", "_partition", "_offset", "_key", "_value", "_error")
+
+    def __init__(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
+                 error: KafkaError | None = None):
+        self._topic, self._partition, self._offset = topic, partition, offset
+        self._key, self._value, self._error = key, value, error
+
+    def topic(self) -> str:
+        return self._topic
+
+    def partition(self) -> int:
+        return self._partition
+
+    def offset(self) -> int:
+        return self._offset
+
+    def key(self) -> bytes | None:
+        return self._key
+
+    def value(self) -> bytes | None:
+        return self._value
+
+    def error(self) -> KafkaError | None:
+        return self._error
+
+
+_attached = threading.local()
+
+
+def _daemon() -> None:
+    """Attach the calling thread to the JVM as a daemon before its first Java call. JPype
+    attaches a thread on its first call as a non-daemon, and at exit the JVM waits for every
+    non-daemon thread, so a process whose workers drove the client would never end."""
+    if not getattr(_attached, "done", False):
+        import jpype
+
+        if not jpype.java.lang.Thread.isAttached():
+            jpype.java.lang.Thread.attachAsDaemon()
+        _attached.done = True
+
+
+# Kafka's Java client names these as the ones that leave a (transactional) producer unusable:
+# close it and make another. Any other error of a transaction makes it abortable.
+FATAL = ("ProducerFencedException", "OutOfOrderSequenceException", "AuthorizationException",
+         "UnsupportedVersionException", "InvalidTxnStateException")
+
+
+def kafka_error(exc: Any) -> KafkaError:
+    """A Java exception as confluent-kafka's KafkaError: Kafka's protocol code for it (the code
+    librdkafka reports for the same broker error) and librdkafka's flags. Fatal: one of FATAL,
+    or anything that is not one of Kafka's errors of a request (ApiException); retriable:
+    Kafka's RetriableException (a timed-out commit is tried again); otherwise an open txn
+    must be aborted. A KafkaException that wraps another ("... in an error state") is judged
+    by what it wraps."""
+    from jpype import JClass
+
+    errors = JClass("org.apache.kafka.common.protocol.Errors")
+    cause = exc
+    while cause.getCause() is not None and cause.getClass().getName() == "org.apache.kafka.common.KafkaException":
+        cause = cause.getCause()
+    api = JClass("org.apache.kafka.common.errors.ApiException")
+    retriable = isinstance(cause, JClass("org.apache.kafka.common.errors.RetriableException"))
+    fatal = not isinstance(cause, api) or any(
+        isinstance(cause, JClass(f"org.apache.kafka.common.errors.{name}")) for name in FATAL)
+    code = int(errors.forException(cause).code())
+    return KafkaError(code, f"{cause.getClass().getSimpleName()}: {cause.getMessage()}", fatal=fatal,
+                      retriable=retriable and not fatal, txn_requires_abort=not fatal and not retriable)
+
+
+def _java_config(config: dict[str, Any], **extra: str) -> Any:
+    from jpype import JClass
+
+    props = JClass("java.util.Properties")()
+    for key, value in config.items():
+        if key in DROPPED or callable(value):
+            continue
+        props.setProperty(RENAMED.get(key, key), str(value).lower() if isinstance(value, bool) else str(value))
+    for key, value in extra.items():
+        props.setProperty(key, value)
+    return props
+
+
+def _bytes(value: bytes | str | None) -> Any:
+    from jpype import JArray, JByte
+
+    if value is None:
+        return None
+    return JArray(JByte)(value.encode() if isinstance(value, str) else value)
+
+
+def _tp(topic: str, partition: int) -> Any:
+    from jpype import JClass
+
+    return JClass("org.apache.kafka.common.TopicPartition")(topic, partition)
+
+
+class Producer:
+    """confluent_kafka.Producer's produce / poll / flush over a Java KafkaProducer."""
+
+    def __init__(self, config: dict[str, Any], version: str, logger: Any = None):
+        start_jvm(version)
+        _daemon()
+        from jpype import JClass
+
+        config = dict(config)
+        delivery = int(config.get("message.timeout.ms", 120_000))
+        request = int(config.get("request.timeout.ms", 30_000))
+        linger = int(float(config.get("linger.ms", 5)))
+        # The Java producer refuses delivery.timeout.ms below linger.ms + request.timeout.ms.
+        config["message.timeout.ms"] = max(delivery, linger + request)
+        config["linger.ms"] = linger
+        serializer = "org.apache.kafka.common.serialization.ByteArraySerializer"
+        props = _java_config(config, **{"key.serializer": serializer, "value.serializer": serializer,
+                                        "max.block.ms": str(delivery)})
+        self._java = JClass("org.apache.kafka.clients.producer.KafkaProducer")(props)
+        self._record = JClass("org.apache.kafka.clients.producer.ProducerRecord")
+        self._closed = threading.Event()
+
+    def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int = -1,
+                on_delivery: Callable[[KafkaError | None, Message], None] | None = None) -> None:
+        """Hand one record to the Java producer; `on_delivery(error or None, message)` runs at
+        its report. A refusal before the record was accepted raises KafkaException."""
+        _daemon()
+        from jpype import JException, JInt
+
+        record = self._record(topic, JInt(partition) if partition >= 0 else None, _bytes(key), _bytes(value))
+        try:
+            self._java.send(record, _Report(on_delivery, topic, partition, key, value))
+        except JException as exc:
+            raise KafkaException(kafka_error(exc)) from None
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        from jpype import JException
+
+        _daemon()
+        try:
+            return fn()
+        except JException as exc:
+            raise KafkaException(kafka_error(exc)) from None
+
+    # Transactions: each call blocks up to max.block.ms (the delivery timeout) in the Java
+    # client, which is what the workloads pass as the timeout.
+    def init_transactions(self, timeout: float | None = None) -> None:
+        self._call(self._java.initTransactions)
+
+    def begin_transaction(self) -> None:
+        self._call(self._java.beginTransaction)
+
+    def send_offsets_to_transaction(self, offsets: list[TopicPartition], group_metadata: Any,
+                                    timeout: float | None = None) -> None:
+        from jpype import JClass
+
+        meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
+        table = JClass("java.util.HashMap")()
+        for p in offsets:
+            table.put(_tp(p.topic, p.partition), meta(p.offset))
+        self._call(lambda: self._java.sendOffsetsToTransaction(table, group_metadata))
+
+    def commit_transaction(self, timeout: float | None = None) -> None:
+        self._call(self._java.commitTransaction)
+
+    def abort_transaction(self, timeout: float | None = None) -> None:
+        self._call(self._java.abortTransaction)
+
+    def poll(self, timeout: float = 0) -> int:
+        """Reports are served by the Java client's own I/O thread: nothing to do but wait."""
+        self._closed.wait(max(0.0, timeout))
+        return 0
+
+    def flush(self, timeout: float | None = None) -> int:
+        """Wait for what is in flight, then close: a shared producer is flushed only when it is
+        dropped. Records still unreported after `timeout` are reported as failed by close."""
+        _daemon()
+        from jpype import JClass
+
+        if not self._closed.is_set():
+            self._closed.set()
+            seconds = 30.0 if timeout is None else max(0.0, timeout)
+            self._java.close(JClass("java.time.Duration").ofMillis(int(seconds * 1000)))
+        return 0
+
+
+def _report_class() -> type:
+    from jpype import JImplements, JOverride
+
+    @JImplements("org.apache.kafka.clients.producer.Callback", deferred=True)
+    class Report:
+        """A delivery report into Python, on the producer's I/O thread."""
+
+        def __init__(self, on_delivery, topic, partition, key, value):
+            self.on_delivery, self.topic, self.partition = on_delivery, topic, partition
+            self.key, self.value = key, value
+
+        @JOverride
+        def onCompletion(self, metadata, exception):  # noqa: N802 - the Java interface's name
+            if self.on_delivery is None:
+                return
+            try:
+                if exception is not None:
+                    self.on_delivery(kafka_error(exception), Message(self.topic, self.partition, -1, self.key,
+                                                                     self.value))
+                else:
+                    offset = int(metadata.offset()) if metadata.hasOffset() else -1
+                    self.on_delivery(None, Message(self.topic, int(metadata.partition()), offset, self.key,
+                                                   self.value))
+            except Exception as exc:  # noqa: BLE001 - never into the Java I/O thread
+                print(f"ordeal: a delivery report's handler failed: {exc.__class__.__name__}: {exc}", flush=True)
+
+    return Report
+
+
+_Report = _report_class()
+
+
+class Consumer:
+    """confluent_kafka.Consumer's assign / consume / position / get_watermark_offsets /
+    commit / subscribe / close over a Java KafkaConsumer."""
+
+    def __init__(self, config: dict[str, Any], version: str, logger: Any = None):
+        start_jvm(version)
+        _daemon()
+        from jpype import JClass
+
+        deserializer = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
+        props = _java_config(config, **{"key.deserializer": deserializer, "value.deserializer": deserializer})
+        self._java = JClass("org.apache.kafka.clients.consumer.KafkaConsumer")(props)
+        self._duration = JClass("java.time.Duration")
+        self._buffer: deque[Message] = deque()
+
+    def _ms(self, seconds: float) -> Any:
+        return self._duration.ofMillis(int(max(0.0, seconds) * 1000))
+
+    def _call(self, fn: Callable[[], Any]) -> Any:
+        from jpype import JException
+
+        try:
+            return fn()
+        except JException as exc:
+            raise KafkaException(kafka_error(exc)) from None
+
+    def assign(self, partitions: list[TopicPartition]) -> None:
+        """Assign exactly these partitions, each at its offset (OFFSET_BEGINNING / OFFSET_END,
+        an offset, or anything else for the committed or reset position)."""
+        _daemon()
+        from jpype import JClass
+
+        tps = [(_tp(p.topic, p.partition), p.offset) for p in partitions]
+        self._buffer.clear()
+        self._call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
+        for tp, offset in tps:
+            if offset == OFFSET_BEGINNING:
+                self._call(lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
+            elif offset == OFFSET_END:
+                self._call(lambda tp=tp: self._java.seekToEnd(JClass("java.util.List").of(tp)))
+            elif offset >= 0:
+                self._call(lambda tp=tp, offset=offset: self._java.seek(tp, offset))
+
+    def subscribe(self, topics: list[str]) -> None:
+        _daemon()
+        from jpype import JClass
+
+        self._buffer.clear()
+        self._call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics))))
+
+    def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
+        """Up to num_messages records: buffered ones first, else one poll's worth."""
+        _daemon()
+        if not self._buffer:
+            records = self._call(lambda: self._java.poll(self._ms(timeout if timeout >= 0 else 3600)))
+            for r in records:
+                value, key = r.value(), r.key()
+                self._buffer.append(Message(str(r.topic()), int(r.partition()), int(r.offset()),
+                                            bytes(key) if key is not None else None,
+                                            bytes(value) if value is not None else None))
+        n = min(num_messages, len(self._buffer))
+        return [self._buffer.popleft() for _ in range(n)]
+
+    def position(self, partitions: list[TopicPartition]) -> list[TopicPartition]:
+        _daemon()
+        # Records buffered here are not consumed yet: the position is the first of them.
+        first = {}
+        for m in self._buffer:
+            first.setdefault((m.topic(), m.partition()), m.offset())
+        return [TopicPartition(p.topic, p.partition,
+                               first.get((p.topic, p.partition))
+                               if (p.topic, p.partition) in first
+                               else int(self._call(lambda p=p: self._java.position(_tp(p.topic, p.partition),
+                                                                                 self._ms(5)))))
+                for p in partitions]
+
+    def get_watermark_offsets(self, partition: TopicPartition, timeout: float | None = None,
+                              cached: bool = False) -> tuple[int, int]:
+        _daemon()
+        from jpype import JClass
+
+        tps = JClass("java.util.List").of(_tp(partition.topic, partition.partition))
+        wait = self._ms(5 if timeout is None else timeout)
+        low = self._call(lambda: self._java.beginningOffsets(tps, wait))
+        high = self._call(lambda: self._java.endOffsets(tps, wait))
+        return int(next(iter(low.values()))), int(next(iter(high.values())))
+
+    def consumer_group_metadata(self) -> Any:
+        return self._call(self._java.groupMetadata)
+
+    def commit(self, offsets: list[TopicPartition] | None = None, asynchronous: bool = True) -> None:
+        _daemon()
+        from jpype import JClass
+
+        meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
+        table = JClass("java.util.HashMap")()
+        for p in offsets or []:
+            table.put(_tp(p.topic, p.partition), meta(p.offset))
+        if asynchronous:
+            self._call(lambda: self._java.commitAsync(table, None))
+        else:
+            self._call(lambda: self._java.commitSync(table))
+
+    def close(self) -> None:
+        _daemon()
+        from jpype import JException
+
+        self._buffer.clear()
+        try:
+            self._java.close(self._ms(5))
+        except JException:  # in use by another thread, or closed already: let it go
+            pass
+
