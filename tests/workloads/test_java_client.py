@@ -1,0 +1,82 @@
+"""Kafka's Java client behind confluent-kafka's shape (workloads/java/), without a cluster: its
+errors judged as librdkafka's are, and a process that drove it still ends. The client against
+a real cluster is in test_on_cluster.py."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+from ground.op import FAIL, INFO
+from workloads.kafka_errors import error_code, send_outcome
+
+VERSION = "3.9.2"  # one release per process (JPype cannot restart its JVM): the brokers' default
+
+
+@pytest.fixture(scope="module")
+def jvm():
+    from workloads.java.libs import start_jvm
+
+    start_jvm(VERSION)
+    from jpype import JClass
+
+    return lambda name, *args: JClass(f"org.apache.kafka.common.errors.{name}")(*args)
+
+
+def test_an_expired_delivery_is_request_timed_out_and_indeterminate(jvm):
+    from workloads.java.kafka import kafka_error
+
+    err = kafka_error(jvm("TimeoutException", "Expiring 1 record(s)"))
+    assert error_code(err.code()) == "request-timed-out" and send_outcome(err.code(), 3) == INFO
+    assert err.retriable() and not err.fatal() and not err.txn_requires_abort()
+
+
+def test_not_enough_replicas_is_a_certain_refusal_only_without_retries_as_with_librdkafka(jvm):
+    from workloads.java.kafka import kafka_error
+
+    err = kafka_error(jvm("NotEnoughReplicasException", "ISR 1 < 2"))
+    assert error_code(err.code()) == "not-enough-replicas"
+    assert send_outcome(err.code(), 0) == FAIL and send_outcome(err.code(), 3) == INFO
+
+
+def test_a_fenced_producer_is_fatal_and_a_wrapped_error_is_judged_by_its_cause(jvm):
+    from jpype import JClass
+
+    from workloads.java.kafka import kafka_error
+
+    fenced = jvm("ProducerFencedException", "fenced")
+    assert kafka_error(fenced).fatal() and error_code(kafka_error(fenced).code()) == "producer-fenced"
+    wrapped = JClass("org.apache.kafka.common.KafkaException")("in an error state", fenced)
+    assert kafka_error(wrapped).fatal() and kafka_error(wrapped).code() == kafka_error(fenced).code()
+    abortable = jvm("RecordTooLargeException", "too large")
+    assert kafka_error(abortable).txn_requires_abort() and not kafka_error(abortable).fatal()
+
+
+def test_a_process_whose_worker_thread_started_the_java_client_still_ends():
+    """The JVM's creator thread and every thread that calls the client are daemons to the JVM:
+    at exit it waits for non-daemon threads, and a worker that lives on kept a bench from ending."""
+    code = textwrap.dedent(f"""
+        import threading, time
+        from workloads.java.libs import start_jvm
+        ready = threading.Event()
+        def worker():
+            start_jvm("{VERSION}")
+            from workloads.java.kafka import Consumer
+            Consumer({{"bootstrap.servers": "127.0.0.1:1", "group.id": "g"}}, "{VERSION}").close()
+            ready.set()
+            time.sleep(600)
+        threading.Thread(target=worker, daemon=True).start()
+        assert ready.wait(60)
+        print("started")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "started" in done.stdout, done.stderr[-2000:]
+
+
+def test_a_second_java_client_release_in_one_process_is_refused_in_one_line(jvm):
+    from workloads.java.libs import start_jvm
+
+    with pytest.raises(RuntimeError, match=f"runs Java client {VERSION} already; Java client 4.4.0 needs a process"):
+        start_jvm("4.4.0")
