@@ -68,6 +68,3 @@ def start_jvm(version: str) -> None:
             jpype.java.lang.Thread.attachAsDaemon()
         _running = version
 
-
-def running_version() -> str | None:
-    return _running
