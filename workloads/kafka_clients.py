@@ -34,6 +34,14 @@ class KafkaClient:
             return {"implementation": "java", "version": str(self.version)}
         return {"implementation": "librdkafka", "version": confluent_kafka.libversion()[0]}
 
+    def prepare(self) -> None:
+        """What the first producer or consumer would otherwise wait for inside the main phase:
+        the Java client's jars (Maven, the first time) and its JVM."""
+        if self.java:
+            from workloads.java.libs import start_jvm
+
+            start_jvm(str(self.version))
+
     def producer(self, config: dict[str, Any]) -> Any:
         if self.java:
             from workloads.java.kafka import Producer

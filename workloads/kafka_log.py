@@ -342,9 +342,13 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
     def generator(rng: random.Random) -> KafkaLogOps:
         return KafkaLogOps(opts, state, rng)
 
+    def setup(cluster: Any) -> None:
+        state.topics.ensure(cluster)
+        state.client.prepare()
+
     def final_generator() -> UntilOk:
         return state.finals.start([{"f": "final-read", "value": {"topic": t, "partition": p}}
                                    for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
 
     return Workload(name="kafka-log", client=KafkaLogClient(opts, state), generator=generator,
-                    final_generator=final_generator, setup=state.topics.ensure)
+                    final_generator=final_generator, setup=setup)

@@ -350,9 +350,13 @@ def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload
     def generator(rng: random.Random) -> KafkaTxnOps:
         return KafkaTxnOps(opts, state, rng)
 
+    def setup(cluster: Any) -> None:
+        state.topics.ensure(cluster)
+        state.client.prepare()
+
     def final_generator() -> UntilOk:
         return state.finals.start([{"f": "final-read", "value": {"topic": t, "partition": p}}
                                    for t, p in topics.partitions_of()], stale_after=opts.final_read_timeout + 5)
 
     return Workload(name="kafka-txn", client=KafkaTxnClient(opts, state), generator=generator,
-                    final_generator=final_generator, setup=state.topics.ensure)
+                    final_generator=final_generator, setup=setup)
