@@ -120,6 +120,30 @@ def _java_config(config: dict[str, Any], **extra: str) -> Any:
     return props
 
 
+def _call(fn: Callable[[], Any]) -> Any:
+    """A call into the Java client from this thread; its Java exception as KafkaException."""
+    from jpype import JException
+
+    _daemon()
+    try:
+        return fn()
+    except JException as exc:
+        raise KafkaException(kafka_error(exc)) from None
+
+
+def _offsets_table(offsets: list[TopicPartition] | None) -> Any:
+    """confluent-kafka's TopicPartition offsets as the Java client's Map<TopicPartition,
+    OffsetAndMetadata> (a commit's, or a transaction's send_offsets')."""
+    from jpype import JClass
+
+    _daemon()
+    meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
+    table = JClass("java.util.HashMap")()
+    for p in offsets or []:
+        table.put(_tp(p.topic, p.partition), meta(p.offset))
+    return table
+
+
 def _bytes(value: bytes | str | None) -> Any:
     from jpype import JArray, JByte
 
@@ -161,46 +185,29 @@ class Producer:
         """Hand one record to the Java producer; `on_delivery(error or None, message)` runs at
         its report. A refusal before the record was accepted raises KafkaException."""
         _daemon()
-        from jpype import JException, JInt
+        from jpype import JInt
 
         record = self._record(topic, JInt(partition) if partition >= 0 else None, _bytes(key), _bytes(value))
-        try:
-            self._java.send(record, _Report(on_delivery, topic, partition, key, value))
-        except JException as exc:
-            raise KafkaException(kafka_error(exc)) from None
-
-    def _call(self, fn: Callable[[], Any]) -> Any:
-        from jpype import JException
-
-        _daemon()
-        try:
-            return fn()
-        except JException as exc:
-            raise KafkaException(kafka_error(exc)) from None
+        _call(lambda: self._java.send(record, _Report(on_delivery, topic, partition, key, value)))
 
     # Transactions: each call blocks up to max.block.ms (the delivery timeout) in the Java
     # client, which is what the workloads pass as the timeout.
     def init_transactions(self, timeout: float | None = None) -> None:
-        self._call(self._java.initTransactions)
+        _call(self._java.initTransactions)
 
     def begin_transaction(self) -> None:
-        self._call(self._java.beginTransaction)
+        _call(self._java.beginTransaction)
 
     def send_offsets_to_transaction(self, offsets: list[TopicPartition], group_metadata: Any,
                                     timeout: float | None = None) -> None:
-        from jpype import JClass
-
-        meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
-        table = JClass("java.util.HashMap")()
-        for p in offsets:
-            table.put(_tp(p.topic, p.partition), meta(p.offset))
-        self._call(lambda: self._java.sendOffsetsToTransaction(table, group_metadata))
+        table = _offsets_table(offsets)
+        _call(lambda: self._java.sendOffsetsToTransaction(table, group_metadata))
 
     def commit_transaction(self, timeout: float | None = None) -> None:
-        self._call(self._java.commitTransaction)
+        _call(self._java.commitTransaction)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
-        self._call(self._java.abortTransaction)
+        _call(self._java.abortTransaction)
 
     def poll(self, timeout: float = 0) -> int:
         """Reports are served by the Java client's own I/O thread: nothing to do but wait."""
@@ -270,14 +277,6 @@ class Consumer:
     def _ms(self, seconds: float) -> Any:
         return self._duration.ofMillis(int(max(0.0, seconds) * 1000))
 
-    def _call(self, fn: Callable[[], Any]) -> Any:
-        from jpype import JException
-
-        try:
-            return fn()
-        except JException as exc:
-            raise KafkaException(kafka_error(exc)) from None
-
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign exactly these partitions, each at its offset (OFFSET_BEGINNING / OFFSET_END,
         an offset, or anything else for the committed or reset position)."""
@@ -286,27 +285,27 @@ class Consumer:
 
         tps = [(_tp(p.topic, p.partition), p.offset) for p in partitions]
         self._buffer.clear()
-        self._call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
+        _call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
         for tp, offset in tps:
             if offset == OFFSET_BEGINNING:
-                self._call(lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
+                _call(lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
             elif offset == OFFSET_END:
-                self._call(lambda tp=tp: self._java.seekToEnd(JClass("java.util.List").of(tp)))
+                _call(lambda tp=tp: self._java.seekToEnd(JClass("java.util.List").of(tp)))
             elif offset >= 0:
-                self._call(lambda tp=tp, offset=offset: self._java.seek(tp, offset))
+                _call(lambda tp=tp, offset=offset: self._java.seek(tp, offset))
 
     def subscribe(self, topics: list[str]) -> None:
         _daemon()
         from jpype import JClass
 
         self._buffer.clear()
-        self._call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics))))
+        _call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics))))
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
         """Up to num_messages records: buffered ones first, else one poll's worth."""
         _daemon()
         if not self._buffer:
-            records = self._call(lambda: self._java.poll(self._ms(timeout if timeout >= 0 else 3600)))
+            records = _call(lambda: self._java.poll(self._ms(timeout if timeout >= 0 else 3600)))
             for r in records:
                 value, key = r.value(), r.key()
                 self._buffer.append(Message(str(r.topic()), int(r.partition()), int(r.offset()),
@@ -324,7 +323,7 @@ class Consumer:
         return [TopicPartition(p.topic, p.partition,
                                first.get((p.topic, p.partition))
                                if (p.topic, p.partition) in first
-                               else int(self._call(lambda p=p: self._java.position(_tp(p.topic, p.partition),
+                               else int(_call(lambda p=p: self._java.position(_tp(p.topic, p.partition),
                                                                                  self._ms(5)))))
                 for p in partitions]
 
@@ -335,25 +334,20 @@ class Consumer:
 
         tps = JClass("java.util.List").of(_tp(partition.topic, partition.partition))
         wait = self._ms(5 if timeout is None else timeout)
-        low = self._call(lambda: self._java.beginningOffsets(tps, wait))
-        high = self._call(lambda: self._java.endOffsets(tps, wait))
+        low = _call(lambda: self._java.beginningOffsets(tps, wait))
+        high = _call(lambda: self._java.endOffsets(tps, wait))
         return int(next(iter(low.values()))), int(next(iter(high.values())))
 
     def consumer_group_metadata(self) -> Any:
-        return self._call(self._java.groupMetadata)
+        return _call(self._java.groupMetadata)
 
     def commit(self, offsets: list[TopicPartition] | None = None, asynchronous: bool = True) -> None:
         _daemon()
-        from jpype import JClass
-
-        meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
-        table = JClass("java.util.HashMap")()
-        for p in offsets or []:
-            table.put(_tp(p.topic, p.partition), meta(p.offset))
+        table = _offsets_table(offsets)
         if asynchronous:
-            self._call(lambda: self._java.commitAsync(table, None))
+            _call(lambda: self._java.commitAsync(table, None))
         else:
-            self._call(lambda: self._java.commitSync(table))
+            _call(lambda: self._java.commitSync(table))
 
     def close(self) -> None:
         _daemon()
