@@ -30,6 +30,7 @@ from pyspark.sql import functions as F
 from checkers.anomaly import anomaly_rows
 from checkers.checker import (TP, TV, Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions,
                               stat_rows)
+from checkers.consumer_groups import moves, start_records, unexplained_starts
 from checkers.ingest.history import HISTORY, Counts, Tables
 from checkers.txn import txn_anomalies
 from checkers.verdict import KAFKA
@@ -351,8 +352,9 @@ def poll_runs(steps: DataFrame) -> DataFrame:
 
 def assign_invokes(ops: DataFrame) -> DataFrame:
     """Every assign's invoke (it may take effect any time after): consumer, index, seek, and
-    the partitions it names (null when it names none that could be read)."""
-    return (ops.filter((F.col("f") == "assign") & (F.col("type") == "invoke"))
+    the partitions it names (null when it names none that could be read). A subscribe is
+    one that names none: the group decides what the consumer reads, and from where."""
+    return (ops.filter(F.col("f").isin("assign", "subscribe") & (F.col("type") == "invoke"))
             .select(HISTORY, "consumer", "index", "seek", "partitions"))
 
 
@@ -385,7 +387,7 @@ def _between(events: DataFrame, spans: DataFrame, by: list[str]) -> DataFrame:
             .groupBy(*spans.columns).agg(F.sum(F.col("below") * F.col("sign")).alias("n")))
 
 
-def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFrame:
+def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame, moved: DataFrame | None = None) -> DataFrame:
     """Each polled record that does not follow its consumer's previous record of the same
     partition by one offset nor by one step (final_steps), beside that previous record
     (prev_offset, prev_index): only these can be a skip or a rewind.
@@ -401,7 +403,10 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
     Whether an assign between two polls resets a partition is told by counting, per
     pair of polls: the consumer's assigns between them, and those that keep the
     partition; fewer kept than made means one reset it. Only pairs that break the
-    sequence (few) are counted, against the assigns (few).
+    sequence (few) are counted, against the assigns (few). In a consumer group, `moved`
+    (checkers.consumer_groups.moves) names the partitions each rebalance revoked or assigned
+    at the index of the poll that saw it, before that poll's records: one in (previous
+    poll, poll] resets that partition only.
     """
     by_poll = Window.partitionBy("consumer", *TP).orderBy("index")
     # Two polls' records that follow one another by one step (final_steps) are no break,
@@ -428,7 +433,13 @@ def poll_sequences(ops: DataFrame, polls: DataFrame, runs: DataFrame) -> DataFra
     assigns = assign_invokes(ops)
     made = _between(assigns.select(HISTORY, "consumer", "index"), spans, [HISTORY, "consumer"])
     kept = _between(kept_positions(assigns), spans, ["consumer", *TP]).withColumnRenamed("n", "kept")
-    reset = made.join(kept, span, "left").filter(F.coalesce(F.col("kept"), F.lit(0)) < F.col("n"))
+    reset = made.join(kept, span, "left")
+    resets = F.coalesce(F.col("kept"), F.lit(0)) < F.col("n")
+    if moved is not None:
+        shifted = _between(moved, spans, ["consumer", *TP]).withColumnRenamed("n", "moved")
+        reset = reset.join(shifted, span, "left")
+        resets = resets | (F.coalesce(F.col("moved"), F.lit(0)) > 0)
+    reset = reset.filter(resets)
     return across.join(reset.select(*span), span, "left_anti").unionByName(within.filter(breaks))
 
 
@@ -522,9 +533,13 @@ def kafka_findings(tables: Tables) -> Findings:
     seen = observations(acked, polls, finals)
     offsets = shared(offset_summary(seen))
     values = shared(value_summary(cells(seen, offsets), sends))
-    runs = shared(poll_runs(final_steps(polls, offsets)))
+    # In a consumer group, each assignment a poll saw is a record at its start position - 1
+    # where positions are judged (checkers.consumer_groups).
+    group = tables.group
+    positions = polls if group is None else polls.unionByName(start_records(group), allowMissingColumns=True)
+    runs = shared(poll_runs(final_steps(positions, offsets)))
     reads = polls.drop("consumer", "pos").unionByName(finals.drop("pos"))
-    sequences = shared(poll_sequences(ops, polls, runs))
+    sequences = shared(poll_sequences(ops, positions, runs, None if group is None else moves(group)))
     found = [
         lost_writes(acked, finals, drained, values),
         inconsistent_offsets(seen, offsets),
@@ -536,6 +551,8 @@ def kafka_findings(tables: Tables) -> Findings:
         aborted_reads(sends, reads, values),
         unseen(acked, values, runs),
     ]
+    if group is not None:
+        found.append(unexplained_starts(group))
     rows = found[0]
     for more in found[1:]:
         rows = rows.unionByName(more)

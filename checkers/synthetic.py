@@ -117,6 +117,28 @@ class HistoryBuilder:
         recs = [{"topic": t, "partition": p, "offset": o, "value": v} for t, p, o, v in records]
         return self.call(process, "poll", {"consumer": consumer}, {"consumer": consumer, "records": recs})
 
+    def subscribe(self, process: int, consumer: str, topics: Iterable[str]) -> tuple[int, int]:
+        v = {"consumer": consumer, "topics": list(topics)}
+        return self.call(process, "subscribe", v, v)
+
+    def group_poll(self, process: int, consumer: str, records: Iterable[Record], *,
+                   revoked: Iterable[tuple[str, int]] = (),
+                   assigned: Iterable[tuple[str, int, int | None]] = ()) -> tuple[int, int]:
+        """A poll in a consumer group that saw `revoked` partitions, then `assigned` ones
+        (topic, partition, position), before its records."""
+        events = ([{"event": "revoked", "topic": t, "partition": p} for t, p in revoked]
+                  + [{"event": "assigned", "topic": t, "partition": p, "position": o} for t, p, o in assigned])
+        recs = [{"topic": t, "partition": p, "offset": o, "value": v} for t, p, o, v in records]
+        result = {"consumer": consumer, "records": recs, **({"rebalances": events} if events else {})}
+        return self.call(process, "poll", {"consumer": consumer}, result)
+
+    def commit(self, process: int, consumer: str, offsets: Iterable[tuple[str, int, int]], *,
+               type: str = "ok") -> tuple[int, int]:
+        """A commit of (topic, partition, next offset)s."""
+        v = {"consumer": consumer, "offsets": [{"topic": t, "partition": p, "offset": o} for t, p, o in offsets]}
+        return self.call(process, "commit", {"consumer": consumer}, v, type,
+                         None if type == "ok" else "timeout" if type == "info" else "illegal-generation")
+
     def final_read(self, process: int, topic: str, partition: int,
                    records: Iterable[tuple[int, int]]) -> tuple[int, int]:
         recs = [{"topic": topic, "partition": partition, "offset": o, "value": v} for o, v in records]

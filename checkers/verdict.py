@@ -21,6 +21,8 @@ UNKNOWN: Literal["unknown"] = "unknown"
 
 KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "nonmonotonic-poll",
          "poll-skip", "nonmonotonic-send", "aborted-read", "unseen",
+         # consumer groups (checkers.consumer_groups)
+         "group-rewind", "group-skip",
          # transactions (history format 2: checkers.txn, checkers.txn_cycles)
          "torn-txn", "precommitted-read", "int-nonmonotonic-send", "int-poll-skip", "int-nonmonotonic-poll",
          "G0", "G1c", "G0-realtime", "G1c-realtime")

@@ -33,6 +33,9 @@ ANOMALY_MEANINGS = {
     "aborted-read": "a send that completed fail, or of a txn that completed fail (aborted), was seen by a "
                     "(read_committed) read",
     "unseen": "acknowledged but never read by any poll (informational)",
+    "group-rewind": "a consumer group assigned a partition at a position below its last acknowledged commit "
+                    "there (a commit was lost)",
+    "group-skip": "a consumer group assigned a partition at a position no commit explains",
     "torn-txn": "the final reads hold some but not all sends of a committed or indeterminate txn",
     "precommitted-read": "a txn's poll returned a value the same txn sent (sends are invisible until their txn commits)",
     "int-nonmonotonic-send": "within one txn, a later send to a partition landed at or before an earlier one",

@@ -2,7 +2,9 @@
 consumers that record every record they see, then drained by final reads.
 
 Ops (docs/history-format.md, "Format 1"): send, assign, poll in the main phase,
-one final-read per topic-partition after the heal. The checkers look for lost,
+one final-read per topic-partition after the heal. With `group` set, consumers subscribe
+to the topics in that consumer group instead of assigning, and commit what they read
+(subscribe, poll, commit: workloads.group_consumer). The checkers look for lost,
 duplicated and reordered writes in what these ops record, so a client records exactly
 what Kafka answered and answers `fail` only when nothing can have happened.
 """
@@ -15,15 +17,16 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
+from workloads.group_consumer import GroupConsumer, commit_outcome
 from workloads.kafka_clients import KafkaClient
 from workloads.kafka_errors import error_code, send_outcome
 from workloads.partition_read import read_partition, record
@@ -46,15 +49,24 @@ class KafkaLogOptions(BaseModel):
     final_read_timeout: float = Field(8.0, gt=0, le=600,
                                       description="seconds one final read may take; below the scenario's op_timeout")
     # In a group, partitions move between consumers at each rebalance and a consumer that gets
-    # one back resumes at the group's committed offset, past what others read: the checkers'
-    # poll-skip then reports offsets another consumer polled. Assign mode has no such gaps.
+    # one back resumes at the group's committed offset: each poll records the rebalances it
+    # saw, and the checkers judge positions by them and by the commits (checkers.consumer_groups).
     group: str | None = Field(None, min_length=1,
-                              description="consumer group to subscribe with (commits after each poll); "
+                              description="consumer group to subscribe with (subscribe, poll, commit ops); "
                                           "None = assign mode, explicit offsets")
+    group_protocol: Literal["classic", "consumer"] = Field(
+        "classic", description="group.protocol: classic (eager rebalances) or consumer (KIP-848, Kafka 4.x brokers)")
+    commit_fraction: float = Field(0.2, ge=0, le=1, description="share of a group consumer's ops that are commits")
     # Concurrent processes' sends share the producer (workloads.producer); waiting 10 ms lets
     # them share ProduceRequests too, which on a 2-core machine roughly doubled the
     # acknowledged sends/s of bench/workload.py (brokers spend their CPU per request).
     linger_ms: float = Field(10.0, ge=0, le=1000, description="producer linger.ms")
+
+    @model_validator(mode="after")
+    def _protocol_needs_a_group(self) -> "KafkaLogOptions":
+        if self.group is None and self.group_protocol != "classic":
+            raise ValueError(f"group_protocol = {self.group_protocol!r} needs a group to subscribe with (group = ...)")
+        return self
 
 
 class Unassigned:
@@ -115,11 +127,15 @@ class KafkaLogOps:
         # A fresh consumer (a new process's: the thread's first, or its successor after an
         # indeterminate op, or one whose client could not open) has no positions to keep.
         fresh = ctx.client_process not in self.assigned or self.unassigned.take(consumer)
+        if o.group is not None:
+            self.assigned.add(ctx.client_process)
+            if fresh:
+                return {"f": "subscribe", "value": {"consumer": consumer, "topics": list(self.topics.names)}}
+            if r.random() < o.commit_fraction:
+                return {"f": "commit", "value": {"consumer": consumer}}
+            return {"f": "poll", "value": {"consumer": consumer}}
         if fresh or reassign:
             self.assigned.add(ctx.client_process)
-            if o.group is not None:
-                return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in tps],
-                                                 "seek": "committed"}}
             return {"f": "assign", "value": {"consumer": consumer, "partitions": [list(tp) for tp in chosen],
                                              "seek": "beginning" if fresh else seek}}
         return {"f": "poll", "value": {"consumer": consumer}}
@@ -134,6 +150,7 @@ class KafkaLogClient:
         self.opts, self.state, self.cluster, self.process = opts, state, cluster, process
         self.producer = producer
         self.consumer: Consumer | None = None
+        self.member: GroupConsumer | None = None  # group mode's consumer
         self.positions: dict[tuple[str, int], int] = {}  # next offset to record, per assigned partition
         self._closed = threading.Event()
         # Used by the unopened client only: one shared producer per cluster run.
@@ -168,8 +185,12 @@ class KafkaLogClient:
             return self.send(value)
         if f == "assign":
             return self.assign(value)
+        if f == "subscribe":
+            return self.subscribe(value)
         if f == "poll":
-            return self.poll(value)
+            return self.group_poll(value) if self.opts.group is not None else self.poll(value)
+        if f == "commit":
+            return self.commit(value)
         if f == "final-read":
             return self.state.finals.answer(value, self.final_read)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
@@ -219,7 +240,7 @@ class KafkaLogClient:
                 "error": error_code(err.code())}
 
     # -- consume ------------------------------------------------------------------
-    def _new_consumer(self, group: str) -> Consumer:
+    def _new_consumer(self, group: str, **extra: Any) -> Consumer:
         return self.state.client.consumer({
             "bootstrap.servers": self.cluster.bootstrap_servers(),
             "group.id": group,  # librdkafka requires one; assign mode never joins it
@@ -227,14 +248,58 @@ class KafkaLogClient:
             # After an unclean election truncates the log below a consumer's position it
             # restarts from the earliest offset: the checkers see that as nonmonotonic-poll.
             "auto.offset.reset": "earliest",
+            **extra,
         })
 
+    # -- consumer group -----------------------------------------------------------
+    def subscribe(self, value: dict[str, Any]) -> Op:
+        """Join the group as this process's member (one per process: a retired process's
+        member left the group when it closed)."""
+        assert self.opts.group is not None
+        if self.member is None:
+            if self.opts.group_protocol == "consumer":
+                extra = {"group.protocol": "consumer"}  # the broker sets session and heartbeat (KIP-848)
+            else:
+                # A member that died is noticed after 10 s rather than 45: rebalances under
+                # faults then end within a run.
+                extra = {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 3_000}
+            try:
+                consumer = self._new_consumer(self.opts.group, **extra)
+                self.member = GroupConsumer(consumer, value["topics"], incremental=self.opts.group_protocol == "consumer")
+            except KafkaException as exc:
+                return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
+        return {"type": OK, "value": value}
+
+    def group_poll(self, value: dict[str, Any]) -> Op:
+        if self.member is None:
+            self.state.unassigned.mark(value["consumer"])
+            return {"type": FAIL, "value": value, "error": "unsubscribed"}
+        try:
+            events, messages, error = self.member.poll(self.opts.poll_batch, self.opts.poll_timeout)
+        except KafkaException as exc:
+            # A rebalance callback failed (the committed offsets did not come): the member's
+            # assignment is unknown, so the process is retired and its member closed.
+            return {"type": INFO, "value": value, "error": error_code(exc.args[0].code())}
+        done = {"consumer": value["consumer"], "records": [record(m) for m in messages],
+                **({"rebalances": events} if events else {})}
+        if error is not None and not messages and not events:
+            return {"type": FAIL, "value": done, "error": error_code(error.code())}
+        return {"type": OK, "value": done}
+
+    def commit(self, value: dict[str, Any]) -> Op:
+        if self.member is None:
+            self.state.unassigned.mark(value["consumer"])
+            return {"type": FAIL, "value": value, "error": "unsubscribed"}
+        offsets = [{"topic": t, "partition": p, "offset": o}
+                   for (t, p), o in sorted(self.member.positions.items()) if o is not None]
+        try:
+            return {"type": OK, "value": {**value, "offsets": self.member.commit()}}
+        except KafkaException as exc:
+            code = exc.args[0].code()
+            return {"type": commit_outcome(code), "value": {**value, "offsets": offsets}, "error": error_code(code)}
+
+    # -- assign mode --------------------------------------------------------------
     def assign(self, value: dict[str, Any]) -> Op:
-        if self.opts.group is not None:
-            if self.consumer is None:
-                self.consumer = self._new_consumer(self.opts.group)
-                self.consumer.subscribe(sorted({t for t, _ in value["partitions"]}))
-            return {"type": OK, "value": value}
         if self.consumer is None:
             self.consumer = self._new_consumer(f"ordeal-{value['consumer']}")
         wanted = [(t, p) for t, p in value["partitions"]]
@@ -264,19 +329,8 @@ class KafkaLogClient:
         if errors:
             return self._poll_failed(value, error_code(errors[0].code()))
         records = [record(m) for m in messages]
-        if self.opts.group is not None:
-            if records:
-                offsets = {}
-                for rec in records:
-                    offsets[(rec["topic"], rec["partition"])] = rec["offset"] + 1
-                try:
-                    self.consumer.commit(offsets=[TopicPartition(t, p, o) for (t, p), o in offsets.items()],
-                                         asynchronous=False)
-                except KafkaException:
-                    pass  # the records were read all the same; they may be delivered again
-        else:
-            for rec in records:
-                self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
+        for rec in records:
+            self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
         return {"type": OK, "value": {"consumer": value["consumer"], "records": records}}
 
     def _consume(self) -> list[Any]:
@@ -295,14 +349,12 @@ class KafkaLogClient:
     def _poll_failed(self, value: dict[str, Any], error: str) -> Op:
         """A poll that met an error records nothing, so the consumer goes back to where that
         poll began: the next poll reads those records again and no offset is skipped. Where
-        it cannot (group mode: the group decides positions) the process is retired."""
-        if self.opts.group is None:
-            try:
-                self._assign_positions()
-                return {"type": FAIL, "value": value, "error": error}
-            except KafkaException:
-                pass
-        return {"type": INFO, "value": value, "error": error}
+        it cannot the process is retired."""
+        try:
+            self._assign_positions()
+            return {"type": FAIL, "value": value, "error": error}
+        except KafkaException:
+            return {"type": INFO, "value": value, "error": error}
 
     # -- final read ---------------------------------------------------------------
     def final_read(self, value: dict[str, Any]) -> Op:
@@ -329,10 +381,15 @@ class KafkaLogClient:
                 self.consumer.close()
             except RuntimeError:  # closed already
                 pass
+        if self.member is not None:
+            self.member.close()
 
 
 def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     opts = KafkaLogOptions.model_validate(options)
+    if opts.group_protocol == "consumer" and variant is not None and int(variant.kafka.version.split(".")[0]) < 4:
+        raise ValueError(f"group_protocol = 'consumer' (KIP-848) needs Kafka 4.x brokers; "
+                         f"variant {variant.name} runs {variant.kafka.version}")
     # Topic names carry a token of this workload instance: a run on a kept cluster must not
     # read an earlier run's records (its values would collide with this run's).
     token = uuid.uuid4().hex[:6]

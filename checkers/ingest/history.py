@@ -27,7 +27,8 @@ from pyspark.sql import functions as F
 
 from checkers.ingest.lines import BadLine, Chunk, Flat, chunks, flatten, parse
 from checkers.ingest.pairing import SEND_COLUMNS, SENDS, Pairing
-from checkers.ingest.schema import BLOCK_COLUMNS, BLOCKS, OP_COLUMNS, OPS, RECORD_COLUMNS, RECORDS, spark_schema
+from checkers.ingest.schema import (BLOCK_COLUMNS, BLOCKS, GROUP, GROUP_COLUMNS, OP_COLUMNS, OPS, RECORD_COLUMNS,
+                                     RECORDS, spark_schema)
 from checkers.ingest.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
 from ground.run_files import HISTORY as HISTORY_JSONL
 from ground.run_files import RUN_JSON
@@ -42,16 +43,16 @@ _MARKER = "_ordeal_source.json"
 # no send or poll ops; 7: the crash op's value fields (node, role, exit_code, oom_killed, log_tail);
 # 9: an assign's partitions and seek, and the records counted by f;
 # 10: format 2 (txn ops: the mops and txns tables, records of poll micro-ops, isolation, micro-ops counted);
-# 11: a final deliver's `errored`; 12: a block's hashes lower-cased.
-_CACHE_FORMAT = 12
+# 11: a final deliver's `errored`; 12: a block's hashes lower-cased; 13: consumer groups (the group table).
+_CACHE_FORMAT = 13
 # Chunks parsed at once: two keep both cores busy; each holds a chunk's bytes and tables.
 _PARSERS = 2
 _OWN_TABLES = pa.array(["send", "poll"])
 # Directories of the Parquet copy, one per kind of row.
 _OPS, _RECORDS, _BLOCKS, _SENDS = "kind=op", "kind=record", "kind=block", "kind=send"
-_MOPS, _TXNS = "kind=mop", "kind=txn"
+_MOPS, _TXNS, _GROUP = "kind=mop", "kind=txn", "kind=group"
 _SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _BLOCKS: BLOCKS, _SENDS: SENDS,
-            _MOPS: MOPS, _TXNS: TXNS}
+            _MOPS: MOPS, _TXNS: TXNS, _GROUP: GROUP}
 # Dictionary encoding pays for the few-valued text columns only (names, not ids or hashes);
 # statistics only for the columns Spark's filters skip row groups by.
 _WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status", "seek",
@@ -77,7 +78,9 @@ class Tables:
     mops: one row per micro-op of a txn completion (format 2, MOP_COLUMNS);
     txns: one row per txn completion, with its invoke's index and time (TXN_COLUMNS).
     mops and txns are None for a history without txn ops (format 1), so that its check
-    plans nothing for them (checkers.kafka runs the txn checks only where they are).
+    plans nothing for them (checkers.kafka runs the txn checks only where they are);
+    group: one row per partition of a consumer group's rebalance or commit (GROUP_COLUMNS),
+    None for a history without subscribe or commit ops, likewise.
     """
 
     ops: DataFrame
@@ -86,6 +89,11 @@ class Tables:
     blocks: DataFrame
     mops: DataFrame | None = None
     txns: DataFrame | None = None
+    group: DataFrame | None = None
+
+
+# The ops of a consumer group: a history with any has a group table.
+GROUP_FS = ("subscribe", "commit")
 
 
 @dataclass(frozen=True)
@@ -146,7 +154,8 @@ class History:
         return Tables(ops=part(_OPS, OP_COLUMNS), sends=part(_SENDS, SEND_COLUMNS),
                       records=part(_RECORDS, RECORD_COLUMNS), blocks=part(_BLOCKS, BLOCK_COLUMNS),
                       mops=part(_MOPS, MOP_COLUMNS) if txns else None,
-                      txns=part(_TXNS, TXN_COLUMNS) if txns else None)
+                      txns=part(_TXNS, TXN_COLUMNS) if txns else None,
+                      group=part(_GROUP, GROUP_COLUMNS) if self.counts.has(*GROUP_FS) else None)
 
 
 def history_file(path: Path) -> Path:
@@ -206,10 +215,12 @@ def tables_of(spark: SparkSession, flat: Flat, number: int = 0) -> Tables:
 
     sends, txns = Pairing().pair(flat.ops)
     has_txns = bool(pc.any(pc.equal(flat.ops["f"], TXN)).as_py())
+    has_group = bool(pc.any(pc.is_in(flat.ops["f"], pa.array(GROUP_FS))).as_py())
     return Tables(ops=frame(_kept(flat.ops), OP_COLUMNS), sends=frame(sends, SEND_COLUMNS),
                   records=frame(flat.records, RECORD_COLUMNS), blocks=frame(flat.blocks, BLOCK_COLUMNS),
                   mops=frame(flat.mops, MOP_COLUMNS) if has_txns else None,
-                  txns=frame(txns, TXN_COLUMNS) if has_txns else None)
+                  txns=frame(txns, TXN_COLUMNS) if has_txns else None,
+                  group=frame(flat.group, GROUP_COLUMNS) if has_group else None)
 
 
 def _kept(ops: pa.Table) -> pa.Table:
@@ -283,7 +294,7 @@ def read_lines(source: Path, write: Callable[[dict[str, pa.Table]], None]) -> Re
                     by_type[row["type"]] = by_type.get(row["type"], 0) + row["count_all"]
                 sends, txns = pairing.pair(flat.ops)
                 write({_OPS: _kept(flat.ops), _RECORDS: flat.records, _BLOCKS: flat.blocks, _SENDS: sends,
-                       _MOPS: flat.mops, _TXNS: txns})
+                       _MOPS: flat.mops, _TXNS: txns, _GROUP: flat.group})
     except BadLine as exc:
         raise HistoryError(f"{source}: {exc}") from None
     if first_mistyped is not None:

@@ -46,11 +46,14 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from checkers.ingest import txn_lines
-from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, NEMESIS, OP, OPS, READ_FIELDS, READ_OP_FIELDS,
-                                    RECORDS, TYPES, VALUE)
+from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, GROUP, NEMESIS, OP, OPS, READ_FIELDS,
+                                    READ_OP_FIELDS, RECORDS, TYPES, VALUE)
 from checkers.ingest.txn_schema import MOP_LIST, MOPS, TXN
 
 ASSIGN = "assign"
+# Lines read with the json module besides nemesis ops and assigns: a consumer group's commits
+# and the polls that saw a rebalance (few; Arrow's reader is not asked for their fields).
+GROUP_WORDS = ("commit", "rebalances")
 
 # Below glibc's largest threshold for serving an allocation by mmap (32 MiB): a chunk's
 # bytes then reuse the heap's memory once the first chunk is freed, where each 32 MiB chunk
@@ -65,13 +68,15 @@ _BLOCK_BYTES = 4 * 2**20
 _LONG_LINE = _BLOCK_BYTES // 64
 _NOT_AN_OP = "not a JSON op with index, process, type and f"
 # The lines read with the json module hold one of these (as JSON strings: the process
-# "nemesis", the f "assign"); a line that holds one by chance is read the same way.
-_ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in (NEMESIS, ASSIGN)))
+# "nemesis", the f "assign" or "commit", the key "rebalances"); a line that holds one by
+# chance is read the same way.
+_ASIDE_WORDS = (NEMESIS, ASSIGN, *GROUP_WORDS)
+_ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in _ASIDE_WORDS))
 # Whether a chunk holds any of them or a txn line's mark, asked of Arrow's regular expressions
 # (RE2): one pass over the chunk without the GIL, where Python's `re` and a `find` made two
 # passes holding it (3.8 of the 33 CPU seconds that converting a 10M-op history took, and
 # the parsers' threads waited on them).
-_SET_ASIDE = "|".join([*(re.escape(json.dumps(word)) for word in (NEMESIS, ASSIGN)),
+_SET_ASIDE = "|".join([*(re.escape(json.dumps(word)) for word in _ASIDE_WORDS),
                        re.escape(txn_lines.MARK.decode())])  # the mark is quoted already
 _INT_RANGE = {pa.int32(): (-2**31, 2**31 - 1), pa.int64(): (-2**63, 2**63 - 1)}
 
@@ -112,6 +117,7 @@ class Flat:
     skipped: list[int] = field(default_factory=list)
     mistyped: list[tuple[int, str]] = field(default_factory=list)  # (line, why) of lines with a wrong type
     mops: pa.Table = field(default_factory=MOPS.empty_table)  # format 2: the micro-ops of txn completions
+    group: pa.Table = field(default_factory=GROUP.empty_table)  # consumer groups' rebalances and commits
 
 
 def chunks(path: Path, size: int = CHUNK_BYTES) -> Iterator[Chunk]:
@@ -485,7 +491,33 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
         mops, txn_records = txn_lines.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
         if txn_records.num_rows:
             records = pa.concat_tables([records, txn_records])
-    return Flat(ops, records, blocks, skipped, wrong, mops)
+    return Flat(ops, records, blocks, skipped, wrong, mops, group_rows(table))
+
+
+def group_rows(table: pa.Table) -> pa.Table:
+    """The GROUP rows of a chunk: every partition a poll's completion saw revoked or assigned
+    (whatever the poll's end: the rebalance happened), and every partition of a commit's
+    completion (its type says whether it is committed)."""
+    done = pc.fill_null(pc.not_equal(table["type"], "invoke"), False)
+    parts = []
+    for f, name, kind, offset in (("poll", "rebalances", "event", "position"), ("commit", "offsets", None, "offset")):
+        rows = table.filter(pc.and_(done, pc.fill_null(pc.equal(table["f"], f), False))).combine_chunks()
+        if rows.num_rows == 0:
+            continue
+        value = rows["value"].combine_chunks()
+        lists = pc.struct_field(value, name)
+        parents = pc.list_parent_indices(lists)
+        if len(parents) == 0:
+            continue
+        elements = pc.list_flatten(lists)
+        n = len(elements)
+        parts.append(pa.table({
+            "index": pc.take(rows["index"], parents), "type": pc.take(rows["type"], parents),
+            "f": pc.struct_field(elements, kind) if kind else pa.array([f] * n, pa.string()),
+            "consumer": pc.take(pc.struct_field(value, "consumer"), parents),
+            "topic": pc.struct_field(elements, "topic"), "partition": pc.struct_field(elements, "partition"),
+            "offset": pc.struct_field(elements, offset)}, schema=GROUP))
+    return pa.concat_tables(parts) if parts else GROUP.empty_table()
 
 
 # A block's hashes, hex that the ordering checks compare as lower-case (checkers.ordering).

@@ -37,6 +37,21 @@ ASSIGNED = pa.struct([
     ("partition", pa.int32()),
 ])
 
+# A consumer group's rebalance as its poll saw it, one element per partition: "revoked" (or
+# "lost"), or "assigned" with the `position` the partition starts from (null: nothing
+# committed, so from its beginning). And one partition's offset in a commit op.
+REBALANCE = pa.struct([
+    ("event", pa.string()),
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("position", pa.int64()),
+])
+COMMITTED = pa.struct([
+    ("topic", pa.string()),
+    ("partition", pa.int32()),
+    ("offset", pa.int64()),
+])
+
 BLOCK = pa.struct([
     ("number", pa.int64()),
     ("hash", pa.string()),
@@ -57,6 +72,9 @@ VALUE = pa.struct([
     ("partitions", pa.list_(ASSIGNED)),
     ("seek", pa.string()),
     ("records", pa.list_(RECORD)),
+    # poll, commit (consumer groups)
+    ("rebalances", pa.list_(REBALANCE)),
+    ("offsets", pa.list_(COMMITTED)),
     # broadcast, deliver
     ("channel", pa.string()),
     ("osn", pa.string()),
@@ -85,12 +103,14 @@ OP = pa.schema([
     ("value", VALUE),
 ])
 # What Arrow's reader parses a line of a client process as: no field of the ops it is never
-# given (checkers.ingest.lines reads assign and nemesis lines with the json module), so no assign's
+# given (checkers.ingest.lines reads assign, commit, nemesis lines and polls that saw a rebalance
+# with the json module), so no assign's
 # pairs (see above) or seek, nor a crash's fields. Each field of the schema costs the reader
 # a null per line that lacks it: the seek and the crash's five fields cost a 10M-op
 # history's convert 2.5 of its 40 CPU seconds (3 alternating pairs, 2026-11-28: 40.0-41.8 ->
 # 38.0-38.3 s).
-_NOT_PARSED = ("partitions", "seek", "node", "role", "exit_code", "oom_killed", "log_tail")
+# A consumer group's rebalances and commits are few: their lines are set aside too.
+_NOT_PARSED = ("partitions", "seek", "node", "role", "exit_code", "oom_killed", "log_tail", "rebalances", "offsets")
 _ARROW_VALUE = pa.struct([f for f in VALUE if f.name not in _NOT_PARSED])
 CLIENT_OP = pa.schema([pa.field("process", pa.int64()) if f.name == "process" else
                        pa.field("value", _ARROW_VALUE) if f.name == "value" else f for f in OP])
@@ -113,6 +133,12 @@ BLOCKS = pa.schema([OP.field("index"), VALUE.field("channel"), VALUE.field("osn"
 OP_COLUMNS = tuple(OPS.names[1:])
 RECORD_COLUMNS = tuple(RECORDS.names)
 BLOCK_COLUMNS = tuple(BLOCKS.names)
+# group: one row per partition a poll saw revoked or assigned (f "revoked", "lost" or
+# "assigned", `offset` the assigned position), and per partition of a commit's completion
+# (f "commit", `offset` the committed one), with the op's index, type and consumer.
+GROUP = pa.schema([OP.field("index"), OP.field("type"), pa.field("f", pa.string()), VALUE.field("consumer"),
+                   *COMMITTED])
+GROUP_COLUMNS = tuple(GROUP.names)
 
 
 def spark_schema(schema: pa.Schema) -> StructType:
@@ -126,7 +152,9 @@ def spark_schema(schema: pa.Schema) -> StructType:
 READ_FIELDS: dict[str, tuple[str, ...]] = {
     "send": ("topic", "value", "partition", "offset"),
     "assign": ("consumer", "partitions", "seek"),
-    "poll": ("consumer", "records", "isolation"),
+    "poll": ("consumer", "records", "isolation", "rebalances"),
+    "subscribe": ("consumer",),
+    "commit": ("consumer", "offsets"),
     "final-read": ("topic", "partition", "records", "isolation"),
     "broadcast": ("channel", "osn", "tx", "status"),
     "deliver": ("channel", "osn", "blocks", "final", "errored"),
@@ -136,7 +164,7 @@ READ_OP_FIELDS = ("time",)
 
 TYPES = ("invoke", "ok", "fail", "info")
 # "txn" is format 2's (checkers.ingest.txn_schema): transactions of send and poll micro-ops.
-KAFKA_FS = ("send", "assign", "poll", "final-read", "txn")
+KAFKA_FS = ("send", "assign", "subscribe", "poll", "commit", "final-read", "txn")
 ORDERING_FS = ("broadcast", "deliver")
 CLIENT_FS = KAFKA_FS + ORDERING_FS + (CLIENT_CRASH,)  # a crash op is the worker's, of any workload
 NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config", "crash")

@@ -166,30 +166,60 @@ def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cl
         assert v["high_watermark"] == len(want)
 
 
-def test_a_consumer_in_a_group_subscribes_and_polls_what_was_sent(cluster):
+@pytest.mark.parametrize("implementation", ["librdkafka", "java"])
+def test_a_partition_handed_to_a_second_group_member_starts_where_the_first_committed(cluster, implementation):
+    """Two members of one group, on each client: the first is assigned every partition from
+    the beginning and reads what was sent, commits; when the second joins, the rebalance
+    both polls record hands the second partitions at exactly the first member's commits."""
+    from clusters.variant import ClientSettings
     from workloads.registry import workload_factory
 
-    grouped = workload_factory("kafka-log")({"group": "g-test", "send_fraction": 0.0, "poll_timeout": 0.5},
-                                            cluster.variant)
-    client = grouped.client.open(cluster, 0)
+    variant = cluster.variant.model_copy(update={"client": ClientSettings(implementation=implementation)})
+    grouped = workload_factory("kafka-log")({"group": f"g-{implementation}", "poll_timeout": 0.5, "send_fraction": 0.0},
+                                            variant)
+    first, second = grouped.client.open(cluster, 0), grouped.client.open(cluster, 1)
     try:
-        finals = grouped.final_generator()
-        topic = finals.op(Context(0, 0))["value"]["topic"]
-        for v in range(10):
-            assert invoke(client, "send", {"topic": topic, "key": f"k{v % 3}", "value": v})["type"] == OK
-        assign = grouped.generator(random.Random(9)).op(Context(0, 0))
-        assert assign["f"] == "assign" and assign["value"]["seek"] == "committed"
-        assert invoke(client, "assign", assign["value"])["type"] == OK
-        seen = []
-        for _ in range(30):  # bounded: joining the group takes a few seconds
-            answer = invoke(client, "poll", {"consumer": "c0"})
-            assert answer["type"] == OK
-            seen += [r["value"] for r in answer["value"]["records"] if r["topic"] == topic]
-            if len(seen) >= 10:
+        gen = grouped.generator(random.Random(9))
+        subscribe = gen.op(Context(0, 0))
+        assert subscribe["f"] == "subscribe", subscribe
+        topics = subscribe["value"]["topics"]
+        for v in range(12):
+            assert invoke(first, "send", {"topic": topics[v % 2], "key": f"k{v % 3}", "value": v})["type"] == OK
+        assert invoke(first, "subscribe", {**subscribe["value"], "consumer": "c0"})["type"] == OK
+        seen, assigned = [], {}
+        for _ in range(40):  # bounded: joining the group takes a few seconds
+            answer = invoke(first, "poll", {"consumer": "c0"})
+            assert answer["type"] == OK, answer
+            assigned.update({(e["topic"], e["partition"]): e["position"]
+                             for e in answer["value"].get("rebalances", []) if e["event"] == "assigned"})
+            seen += [r["value"] for r in answer["value"]["records"]]
+            if len(seen) >= 12:
+                break
+        assert sorted(seen) == list(range(12))
+        assert assigned == {(t, p): None for t in topics for p in range(3)}  # nothing committed yet: the beginning
+        commit = invoke(first, "commit", {"consumer": "c0"})
+        assert commit["type"] == OK, commit
+        committed = {(o["topic"], o["partition"]): o["offset"] for o in commit["value"]["offsets"]}
+        assert sum(committed.values()) == 12, committed
+
+        assert invoke(second, "subscribe", {**subscribe["value"], "consumer": "c1"}, process=1)["type"] == OK
+        handed, revoked = {}, set()
+        for _ in range(60):  # bounded: the first member must rejoin from its polls
+            for client, consumer, process in ((first, "c0", 0), (second, "c1", 1)):
+                answer = invoke(client, "poll", {"consumer": consumer}, process)
+                assert answer["type"] == OK and answer["value"]["records"] == [], answer
+                for e in answer["value"].get("rebalances", []):
+                    if consumer == "c1" and e["event"] == "assigned":
+                        handed[(e["topic"], e["partition"])] = e["position"]
+                    if consumer == "c0" and e["event"] == "revoked":
+                        revoked.add((e["topic"], e["partition"]))
+            if handed:
                 break
     finally:
-        client.close()
-    assert sorted(seen) == list(range(10))
+        first.close()
+        second.close()
+    assert handed and set(handed) <= revoked, (handed, revoked)
+    assert handed == {tp: committed.get(tp) for tp in handed}, (handed, committed)
 
 
 def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):

@@ -17,6 +17,13 @@ What differs underneath, and how it is bridged:
   that buffer as librdkafka's assign drops what it prefetched.
 - Delivery reports run on the Java producer's I/O thread (librdkafka's on the thread that
   polls); poll() here has nothing to serve.
+- Rebalances: subscribe's on_assign / on_revoke / on_lost run inside poll, on the polling
+  thread, as confluent-kafka's do. Inside them assign / incremental_assign (which in the Java
+  client a subscribed consumer may not call) seek each partition to its given offset, and
+  unassign does nothing: the Java client hands the partitions over itself.
+- A commit the group refused because the member fell out of its generation is the Java
+  client's CommitFailedException, which names no protocol error; it is reported as
+  ILLEGAL_GENERATION, what librdkafka reports for the same refusal.
 """
 from __future__ import annotations
 
@@ -25,7 +32,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, KafkaError, KafkaException, TopicPartition
 
 from workloads.java.libs import start_jvm
 
@@ -273,19 +280,53 @@ class Consumer:
         self._java = JClass("org.apache.kafka.clients.consumer.KafkaConsumer")(props)
         self._duration = JClass("java.time.Duration")
         self._buffer: deque[Message] = deque()
+        self._in_rebalance = False  # inside a rebalance callback (subscribe's listener)
 
     def _ms(self, seconds: float) -> Any:
         return self._duration.ofMillis(int(max(0.0, seconds) * 1000))
 
     def assign(self, partitions: list[TopicPartition]) -> None:
         """Assign exactly these partitions, each at its offset (OFFSET_BEGINNING / OFFSET_END,
-        an offset, or anything else for the committed or reset position)."""
+        an offset, or anything else for the committed or reset position). Inside a rebalance
+        callback: seek the partitions the group assigned to these offsets."""
         _daemon()
         from jpype import JClass
 
         tps = [(_tp(p.topic, p.partition), p.offset) for p in partitions]
-        self._buffer.clear()
-        _call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
+        if not self._in_rebalance:
+            self._buffer.clear()
+            _call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
+        self._seek(tps)
+
+    def incremental_assign(self, partitions: list[TopicPartition]) -> None:
+        """Inside a rebalance callback only (the group assigns): seek to the given offsets."""
+        self._seek([(_tp(p.topic, p.partition), p.offset) for p in partitions])
+
+    def unassign(self) -> None:
+        """Inside a rebalance callback the Java client revokes by itself; elsewhere, unassign all."""
+        if not self._in_rebalance:
+            self._buffer.clear()
+            _call(self._java.unsubscribe)
+
+    def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
+        """Inside a rebalance callback the Java client revokes by itself."""
+
+    def committed(self, partitions: list[TopicPartition], timeout: float | None = None) -> list[TopicPartition]:
+        """The group's committed offset of each partition (OFFSET_INVALID where none)."""
+        _daemon()
+        from jpype import JClass
+
+        wanted = JClass("java.util.HashSet")([_tp(p.topic, p.partition) for p in partitions])
+        table = _call(lambda: self._java.committed(wanted, self._ms(30 if timeout is None else timeout)))
+        out = []
+        for p in partitions:
+            meta = table.get(_tp(p.topic, p.partition))
+            out.append(TopicPartition(p.topic, p.partition, int(meta.offset()) if meta is not None else OFFSET_INVALID))
+        return out
+
+    def _seek(self, tps: list[tuple[Any, int]]) -> None:
+        from jpype import JClass
+
         for tp, offset in tps:
             if offset == OFFSET_BEGINNING:
                 _call(lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
@@ -294,12 +335,14 @@ class Consumer:
             elif offset >= 0:
                 _call(lambda tp=tp, offset=offset: self._java.seek(tp, offset))
 
-    def subscribe(self, topics: list[str]) -> None:
+    def subscribe(self, topics: list[str], on_assign: Callable | None = None, on_revoke: Callable | None = None,
+                  on_lost: Callable | None = None) -> None:
         _daemon()
         from jpype import JClass
 
         self._buffer.clear()
-        _call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics))))
+        listener = _Rebalances(self, on_assign, on_revoke, on_lost or on_revoke)
+        _call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics)), listener))
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
         """Up to num_messages records: buffered ones first, else one poll's worth."""
@@ -343,11 +386,19 @@ class Consumer:
 
     def commit(self, offsets: list[TopicPartition] | None = None, asynchronous: bool = True) -> None:
         _daemon()
+        from jpype import JClass, JException
+
         table = _offsets_table(offsets)
         if asynchronous:
             _call(lambda: self._java.commitAsync(table, None))
-        else:
-            _call(lambda: self._java.commitSync(table))
+            return None
+        try:
+            self._java.commitSync(table)
+        except JException as exc:
+            if isinstance(exc, JClass("org.apache.kafka.clients.consumer.CommitFailedException")):
+                raise KafkaException(KafkaError(KafkaError.ILLEGAL_GENERATION, str(exc.getMessage()))) from None
+            raise KafkaException(kafka_error(exc)) from None
+        return None
 
     def close(self) -> None:
         _daemon()
@@ -359,3 +410,42 @@ class Consumer:
         except JException:  # in use by another thread, or closed already: let it go
             pass
 
+
+
+def _rebalances_class() -> type:
+    from jpype import JImplements, JOverride
+
+    @JImplements("org.apache.kafka.clients.consumer.ConsumerRebalanceListener", deferred=True)
+    class Rebalances:
+        """A subscription's rebalances into confluent-kafka-shaped callbacks (consumer, partitions),
+        on the polling thread. An exception of a callback comes out of that poll."""
+
+        def __init__(self, consumer, on_assign, on_revoke, on_lost):
+            self.consumer, self.on_assign, self.on_revoke, self.on_lost = consumer, on_assign, on_revoke, on_lost
+
+        def _call(self, callback, partitions):
+            if callback is None:
+                return
+            tps = sorted((str(tp.topic()), int(tp.partition())) for tp in partitions)
+            self.consumer._in_rebalance = True
+            try:
+                callback(self.consumer, [TopicPartition(t, p) for t, p in tps])
+            finally:
+                self.consumer._in_rebalance = False
+
+        @JOverride
+        def onPartitionsAssigned(self, partitions):  # noqa: N802 - the Java interface's names
+            self._call(self.on_assign, partitions)
+
+        @JOverride
+        def onPartitionsRevoked(self, partitions):  # noqa: N802
+            self._call(self.on_revoke, partitions)
+
+        @JOverride
+        def onPartitionsLost(self, partitions):  # noqa: N802
+            self._call(self.on_lost, partitions)
+
+    return Rebalances
+
+
+_Rebalances = _rebalances_class()

@@ -1,0 +1,116 @@
+"""Consumer positions in a consumer group: skips and rewinds that the recorded rebalances and
+commits explain pass; those they do not explain are anomalies (checkers.consumer_groups)."""
+from __future__ import annotations
+
+from pyspark.sql import functions as F
+
+from checkers import kafka
+from checkers.synthetic import HistoryBuilder
+
+T = "t0"
+POSITION_ANOMALIES = ("nonmonotonic-poll", "poll-skip", "group-rewind", "group-skip")
+
+
+def _rows(tables, found):
+    rows = kafka.kafka_findings(tables).rows.filter(F.col("anomaly").isin(*POSITION_ANOMALIES))
+    return found(rows)
+
+
+def _recs(*offsets: int, partition: int = 0):
+    return [(T, partition, o, 100 * partition + o) for o in offsets]
+
+
+def _group(commit: int, start: int | None, after: list[int], *, commit_type: str = "ok",
+           second_commit: tuple[int, str] | None = None) -> tuple[HistoryBuilder, dict[str, int]]:
+    """c1 subscribes, is assigned t0/0 from the beginning and reads offsets 0-4, commits
+    `commit`, then a rebalance revokes t0/0 and assigns it again at `start`, and it reads
+    `after`. The final read holds offsets 0-7."""
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    _, p1 = h.group_poll(7, "c1", _recs(0, 1, 2, 3, 4), assigned=[(T, 0, None)])
+    _, c1 = h.commit(7, "c1", [(T, 0, commit)], type=commit_type)
+    if second_commit is not None:
+        h.commit(7, "c1", [(T, 0, second_commit[0])], type=second_commit[1])
+    _, p2 = h.group_poll(7, "c1", _recs(*after), revoked=[(T, 0)], assigned=[(T, 0, start)])
+    h.nemesis("heal", {})
+    h.final_read(9, T, 0, [(o, o) for o in range(8)])
+    return h, {"p1": p1, "commit": c1, "p2": p2}
+
+
+def test_a_rewind_to_the_last_acknowledged_commit_after_a_rebalance_is_valid(ops_of, found):
+    h, _ = _group(commit=3, start=3, after=[3, 4, 5])
+    assert _rows(ops_of(h), found) == []
+
+
+def test_a_rebalance_that_starts_below_the_last_acknowledged_commit_is_group_rewind(ops_of, found):
+    h, at = _group(commit=5, start=3, after=[3, 4, 5])
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"], r["example"]["position"], r["example"]["committed"]) for r in rows] == [
+        ("group-rewind", [at["commit"], at["p2"]], 3, 5)]
+
+
+def test_a_rebalance_that_starts_above_every_commit_is_group_skip(ops_of, found):
+    h, at = _group(commit=3, start=6, after=[6, 7])
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"]) for r in rows] == [("group-skip", [at["commit"], at["p2"]])]
+
+
+def test_an_indeterminate_commit_may_explain_the_start_position(ops_of, found):
+    h, _ = _group(commit=3, start=5, after=[5, 6], second_commit=(5, "info"))
+    assert _rows(ops_of(h), found) == []
+
+
+def test_a_failed_commit_explains_nothing(ops_of, found):
+    h, _ = _group(commit=3, start=5, after=[5, 6], second_commit=(5, "fail"))
+    assert [r["anomaly"] for r in _rows(ops_of(h), found)] == ["group-skip"]
+
+
+def test_a_first_record_past_the_start_position_over_held_offsets_is_poll_skip(ops_of, found):
+    h, at = _group(commit=3, start=3, after=[5, 6])
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"], r["example"]["skipped"]) for r in rows] == [
+        ("poll-skip", [at["p2"]], 2)]
+
+
+def test_a_rewind_without_a_rebalance_between_is_nonmonotonic_poll(ops_of, found):
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    _, p1 = h.group_poll(7, "c1", _recs(0, 1, 2, 3), assigned=[(T, 0, None)])
+    h.commit(7, "c1", [(T, 0, 4)])
+    _, p2 = h.group_poll(7, "c1", _recs(2, 3))
+    h.final_read(9, T, 0, [(o, o) for o in range(4)])
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"]) for r in rows] == [("nonmonotonic-poll", [p1, p2])]
+
+
+def test_a_rebalance_of_another_partition_leaves_this_ones_position(ops_of, found):
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    _, p1 = h.group_poll(7, "c1", _recs(0, 1, 2) + _recs(0, partition=1),
+                         assigned=[(T, 0, None), (T, 1, None)])
+    # A cooperative rebalance: only t0/1 moves; t0/0 rewinds with nothing to explain it.
+    _, p2 = h.group_poll(7, "c1", _recs(1, 2), revoked=[(T, 1)])
+    h.final_read(9, T, 0, [(o, o) for o in range(3)])
+    h.final_read(9, T, 1, [(0, 100)])
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"], r["example"]["partition"]) for r in rows] == [
+        ("nonmonotonic-poll", [p1, p2], 0)]
+
+
+def test_a_new_subscription_resets_the_consumers_positions(ops_of, found):
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    h.group_poll(7, "c1", _recs(0, 1, 2), assigned=[(T, 0, None)])
+    h.subscribe(7, "c1", [T])  # a new consumer under the same name: the old one's positions are gone
+    h.group_poll(7, "c1", _recs(0, 1), assigned=[(T, 0, None)])
+    h.final_read(9, T, 0, [(o, o) for o in range(3)])
+    assert _rows(ops_of(h), found) == []
+
+
+def test_a_group_history_reads_its_rebalances_and_commits_into_the_group_table(ops_of):
+    h, at = _group(commit=3, start=3, after=[3], second_commit=(4, "info"))
+    rows = sorted(tuple(r) for r in ops_of(h).group.select("index", "type", "f", "topic", "partition",
+                                                            "offset").collect())
+    assert rows == sorted([(at["p1"], "ok", "assigned", T, 0, None), (at["commit"], "ok", "commit", T, 0, 3),
+                           (at["commit"] + 2, "info", "commit", T, 0, 4), (at["p2"], "ok", "revoked", T, 0, None),
+                           (at["p2"], "ok", "assigned", T, 0, 3)])
