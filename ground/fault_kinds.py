@@ -13,6 +13,9 @@ FAULT_KINDS = (
     # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
     # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
     "txn-coordinator-pause", "txn-mixed",
+    # consumer groups (kafka-log subscribed): the group's coordinator killed, paused and cut,
+    # rebalance storms, broker kills
+    "group-mixed",
     # random overlapping faults in Jepsen's manner (scenarios/random.toml): what nobody scripted
     "random",
 )

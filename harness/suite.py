@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -41,6 +41,8 @@ class MatrixSpec(_Strict):
     scenarios: list[str] = Field(min_length=1, description="scenario names or TOML paths")
     repeat: int = Field(1, ge=1, le=1000, description="runs of each cell, each with its own seed")
     duration: float | None = Field(None, gt=0, le=7 * 86_400, description="main-phase seconds of these runs (default: each scenario's)")
+    clients: list[Literal["librdkafka", "java"]] | None = Field(
+        None, min_length=1, description="Kafka clients to run each cell on (default: each scenario's or variant's)")
 
 
 class SuiteSpec(_Strict):
@@ -59,10 +61,12 @@ class Cell:
     scenario: str
     round: int
     duration: float | None = None  # overrides the scenario's main phase
+    client: str | None = None  # overrides the scenario's (and variant's) Kafka client implementation
 
     @property
     def label(self) -> str:
-        return f"{self.variant} x {self.scenario}" + (f" #{self.round + 1}" if self.round else "")
+        return (f"{self.variant} x {self.scenario}" + (f" ({self.client})" if self.client else "")
+                + (f" #{self.round + 1}" if self.round else ""))
 
 
 @dataclass
@@ -133,9 +137,9 @@ def cells(spec: SuiteSpec) -> list[Cell]:
     """Every run of the suite, grouped by variant in order of first mention."""
     found: list[Cell] = []
     for m in spec.matrix:
-        for _, v, s in itertools.product(range(m.repeat), m.variants, m.scenarios):
-            taken = sum(1 for c in found if (c.variant, c.scenario) == (v, s))
-            found.append(Cell(v, s, taken, m.duration))
+        for _, v, s, c in itertools.product(range(m.repeat), m.variants, m.scenarios, m.clients or [None]):
+            taken = sum(1 for cell in found if (cell.variant, cell.scenario, cell.client) == (v, s, c))
+            found.append(Cell(v, s, taken, m.duration, c))
     order = list(dict.fromkeys(c.variant for c in found))
     return sorted(found, key=lambda c: order.index(c.variant))  # stable: keeps the order within a variant
 
@@ -146,7 +150,8 @@ def plan_cell(cell: Cell, source: str) -> Any:
     from harness.scenario import load_scenario, scenario_path
 
     try:
-        scenario = load_scenario(cell.scenario, {"variant": cell.variant, "duration": cell.duration})
+        client = {"implementation": cell.client} if cell.client else None
+        scenario = load_scenario(cell.scenario, {"variant": cell.variant, "duration": cell.duration, "client": client})
         return prepare(scenario, str(scenario_path(cell.scenario)))
     except ScenarioError as exc:
         raise SuiteError(f"suite {source}: {cell.label}: {exc}") from None

@@ -18,7 +18,9 @@ from nemesis.liveness_probe import KafkaLossProbed, LivenessOptions
 from nemesis.noop import NoopNemesis
 from nemesis.partition import partition_fault
 from nemesis.process_faults import process_fault
-from nemesis.schedule import TXN_MIXED_DEFAULT, Mixed, MixedOptions
+from nemesis.rebalance_storm import NAME as REBALANCE_STORM
+from nemesis.rebalance_storm import RebalanceStorm, StormOptions
+from nemesis.schedule import GROUP_MIXED_DEFAULT, TXN_MIXED_DEFAULT, Mixed, MixedOptions
 from nemesis.targeted_loss import TargetedIsrShrink, TargetedLossOptions
 from nemesis.unclean_toggle import UncleanOptions, UncleanToggle
 
@@ -55,6 +57,8 @@ FAULTS: dict[str, FaultFactory] = {
     "kill-group-coordinator": process_fault("kill-group-coordinator", "kill", pick="group-coordinator"),
     "pause-group-coordinator": process_fault("pause-group-coordinator", "pause", pick="group-coordinator"),
     "txn-coordinator-pause": process_fault("txn-coordinator-pause", "pause", pick="txn-coordinator"),
+    # Consumer groups: members joining and leaving a group in use (nemesis/rebalance_storm.py).
+    REBALANCE_STORM: lambda options: RebalanceStorm(StormOptions.model_validate(options)),
     # Network partitions: topologies (nemesis/topologies.py) made iptables rules (partition.py).
     "partition-halves": partition_fault("partition-halves", topology="halves"),
     "isolate-leader": partition_fault("isolate-leader", topology="isolate", target={"pick": "leader"}),
@@ -81,6 +85,7 @@ FAULTS: dict[str, FaultFactory] = {
     # Mixes: a seeded pick among other faults per start (nemesis/schedule.py).
     "mixed": _mixed("mixed", {}),
     "txn-mixed": _mixed("txn-mixed", {"faults": TXN_MIXED_DEFAULT}),
+    "group-mixed": _mixed("group-mixed", {"faults": GROUP_MIXED_DEFAULT}),
 }
 
 

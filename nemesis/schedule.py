@@ -22,6 +22,10 @@ MIXED_DEFAULT = ["kill-broker", "pause-broker", "partition-halves", "isolate-lea
 TXN_MIXED_DEFAULT = ["pause-txn-coordinator", "kill-txn-coordinator", "isolate-txn-coordinator",
                      "pause-group-coordinator", "kill-group-coordinator", "isolate-group-coordinator",
                      "kill-broker", "partition-halves"]
+# group-mixed: subscribed consumers under their group's coordinator killed, paused and cut,
+# rebalance storms, and broker kills.
+GROUP_MIXED_DEFAULT = ["kill-group-coordinator", "pause-group-coordinator", "isolate-group-coordinator",
+                       "rebalance-storm", "kill-broker"]
 
 
 class MixedOptions(BaseModel):
@@ -40,9 +44,9 @@ class Mixed(Fault):
 
     def __init__(self, options: MixedOptions, faults: dict[str, FaultFactory], name: str = "mixed"):
         """`faults`: the registry its parts are looked up in (nemesis/registry.py passes its own)."""
-        self.name = name  # "mixed", or "txn-mixed" (other default faults)
+        self.name = name  # "mixed", or "txn-mixed" / "group-mixed" (other default faults)
         super().__init__(options.seed)
-        if {"mixed", "txn-mixed"} & set(options.faults):
+        if {"mixed", "txn-mixed", "group-mixed"} & set(options.faults):
             raise ValueError(f"{name} cannot contain a mix (nor itself)")
         self.parts: dict[str, Any] = {}
         for name in options.faults:

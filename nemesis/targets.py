@@ -60,7 +60,8 @@ class TargetSpec(BaseModel):
     topic: str | None = None
     partition: int | None = Field(None, ge=0)
     # txn-coordinator / group-coordinator: whose coordinator (a transactional.id, or a group
-    # id); when not given, the kafka-txn workload's id or group of a random n below `keys`.
+    # id); when not given, the kafka-txn workload's id of a random n below `keys`, or a group
+    # with members now (subscribed consumers), else the kafka-txn workload's group so picked.
     key: str | None = Field(None, min_length=1)
     keys: int = Field(6, ge=1, le=1024)
 
@@ -86,10 +87,11 @@ def coordinator(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[str
     """The broker coordinating a transactional.id or a consumer group now: the leader of its
     partition of the internal topic, read from live metadata."""
     txn = spec.pick == "txn-coordinator"
+    admin = admin_client(cluster.bootstrap_servers())
     key = spec.key or (f"{TRANSACTIONAL_ID_PREFIX}-{rng.randrange(spec.keys)}" if txn
-                       else f"{GROUP_PREFIX}-c{rng.randrange(spec.keys)}")
+                       else _group_id(live_group(admin, rng)) or f"{GROUP_PREFIX}-c{rng.randrange(spec.keys)}")
     topic = COORDINATION_TOPICS[spec.pick]
-    meta = admin_client(cluster.bootstrap_servers()).list_topics(topic, timeout=10).topics.get(topic)
+    meta = admin.list_topics(topic, timeout=10).topics.get(topic)
     if meta is None or meta.error is not None or not meta.partitions:
         raise NoTarget(f"no {topic} yet (no {'transaction' if txn else 'group'} has used a coordinator)")
     part = coordinator_partition(key, len(meta.partitions))
@@ -97,6 +99,30 @@ def coordinator(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[str
     if state.leader is None:
         raise NoTarget(f"{topic}/{part} (coordinator of {key}) has no leader")
     return state.leader, {"key": key, "topic": topic, "partition": part, "leader": state.leader, "isr": state.isr}
+
+
+# Group states without members. Any other is a group subscribed consumers are in: librdkafka
+# names the classic states (STABLE, PREPARING_REBALANCING, ...) and lists KIP-848's own
+# (assigning, reconciling) as UNKNOWN.
+_MEMBERLESS = frozenset({"EMPTY", "DEAD"})
+
+
+def live_group(admin: Any, rng: random.Random) -> Any | None:
+    """A consumer group with members now (the brokers' listing of it: group_id, state, type),
+    picked at random (in name order, so a seed picks alike), or None when there is none or
+    the brokers cannot say: a group fault then hits a group that is in use, whose members
+    must rejoin through its coordinator."""
+    try:
+        listed = admin.list_consumer_groups(request_timeout=10).result(timeout=15).valid
+    except Exception:  # noqa: BLE001 - a broker down or slow: the caller falls back
+        return None
+    groups = sorted((g for g in listed if getattr(g.state, "name", "EMPTY") not in _MEMBERLESS),
+                    key=lambda g: g.group_id)
+    return rng.choice(groups) if groups else None
+
+
+def _group_id(listing: Any | None) -> str | None:
+    return None if listing is None else listing.group_id
 
 
 def roles_hit(spec: TargetSpec) -> set[str]:

@@ -67,11 +67,29 @@ duration = 5
     assert Cell("a", "b", 1).label == "a x b #2"
 
 
+def test_a_matrix_with_clients_runs_each_cell_on_each_client_and_the_plan_names_it(tmp_path):
+    from harness.suite import plan_cell
+
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 100
+[[matrix]]
+variants = ["kraft-recommended"]
+scenarios = ["group-mixed"]
+clients = ["librdkafka", "java"]
+repeat = 2
+""")))
+    found = cells(spec)
+    assert [(c.client, c.round) for c in found] == [("librdkafka", 0), ("java", 0), ("librdkafka", 1), ("java", 1)]
+    assert found[3].label == "kraft-recommended x group-mixed (java) #2"
+    assert [plan_cell(c, "s").client.implementation for c in found[:2]] == ["librdkafka", "java"]
+
+
 @pytest.mark.parametrize("body, message", [
     ("budget = 0\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']", "budget: must be > 0"),
     ("budget = 9\n[[matrix]]\nvariants = ['nope']\nscenarios = ['noop']", "nope x noop: scenario"),
     ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['nope']", "fabric-recommended x nope"),
     ("budget = 9\nmatrix = []", "matrix: "),
+    ("budget = 9\n[[matrix]]\nvariants = ['kraft-recommended']\nscenarios = ['noop']\nclients = ['jvm']", "clients"),
     ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']\nrepeats = 2", "repeats"),
 ])
 def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body, message):

@@ -139,3 +139,25 @@ def test_an_isolating_coordinator_fault_cuts_the_leader_of_its_keys_partition_fr
         done = nemesis.invoke({"f": "start", "fault": name, "seed": seed})
         assert done["value"]["nodes"] == ["kafka3"]
         assert topologies.components(applied[-1]) == [["kafka3"], ["kafka1", "kafka2", "zk1"]]
+
+
+def _groups(*listed: tuple[str, str]):
+    """A ListConsumerGroups answer: (group id, state name) each."""
+    valid = [SimpleNamespace(group_id=g, state=SimpleNamespace(name=s)) for g, s in listed]
+    return lambda request_timeout=None: SimpleNamespace(result=lambda timeout=None: SimpleNamespace(valid=valid))
+
+
+@pytest.mark.parametrize("name", ["kill-group-coordinator", "pause-group-coordinator"])
+def test_a_group_fault_without_a_key_hits_the_coordinator_of_a_group_with_members(monkeypatch, name):
+    """Of the groups the brokers list, only "hello" has members (subscribed consumers): its
+    coordinator (kafka3) is hit, whatever the seed; the empty group's is never."""
+    monkeypatch.setattr(targets, "admin_client", lambda _servers: SimpleNamespace(
+        list_topics=lambda topic=None, timeout=None: _Metadata(),
+        list_consumer_groups=_groups(("hello", "STABLE"), ("ordeal-group-c1", "EMPTY"))))
+    cluster = _CoordinatedCluster(brokers=3)
+    nemesis = fault_factory(name)({})
+    nemesis.setup(cluster)
+    for seed in range(6):
+        done = nemesis.invoke({"f": "start", "fault": name, "seed": seed})
+        assert done["value"]["key"] == "hello" and done["value"]["nodes"] == ["kafka3"], done
+        nemesis.invoke({"f": "stop", "fault": name})

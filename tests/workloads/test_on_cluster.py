@@ -375,3 +375,40 @@ def test_not_enough_replicas_fails_only_when_the_producer_made_a_single_attempt(
     assert (refused["type"], refused["error"]) == (FAIL, "not-enough-replicas")
     # After retries an earlier attempt may have timed out after its append: not certain.
     assert (retried["type"], retried["error"]) == (INFO, "not-enough-replicas")
+
+
+def test_a_rebalance_storm_makes_a_subscribed_consumer_record_revocations_and_ends_at_stop(cluster):
+    """The storm picks the group that has a member (the workload's), joins and leaves it in
+    waves; the member's polls record the partitions taken from it; stop ends the storm."""
+    from nemesis.registry import fault_factory
+    from workloads.registry import workload_factory
+
+    grouped = workload_factory("kafka-log")({"group": "g-storm", "poll_timeout": 0.5, "send_fraction": 0.0},
+                                            cluster.variant)
+    member = grouped.client.open(cluster, 0)
+    storm = fault_factory("rebalance-storm")({"members": 2, "stay": 1.0})
+    storm.setup(cluster)
+    events = []
+    try:
+        subscribe = grouped.generator(random.Random(4)).op(Context(0, 0))
+        assert invoke(member, "subscribe", subscribe["value"])["type"] == OK
+        for _ in range(40):  # bounded: until the member holds partitions
+            answer = invoke(member, "poll", {"consumer": subscribe["value"]["consumer"]})
+            events += answer["value"].get("rebalances", [])
+            if member.member.positions:
+                break
+        started = storm.invoke({"f": "start", "seed": 1})
+        assert started["value"]["group"] == "g-storm", started
+        for _ in range(60):  # bounded: each poll waits up to 0.5 s
+            answer = invoke(member, "poll", {"consumer": subscribe["value"]["consumer"]})
+            assert answer["type"] == OK, answer
+            events += answer["value"].get("rebalances", [])
+            if sum(e["event"] == "revoked" for e in events) >= 2:
+                break
+        stopped = storm.invoke({"f": "stop"})
+    finally:
+        storm.heal_all()
+        member.close()
+    assert sum(e["event"] == "revoked" for e in events) >= 2, events
+    assert stopped["f"] == "calm" and stopped["value"]["joins"] >= 2, stopped
+    assert storm.heal_all() == []
