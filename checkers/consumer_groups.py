@@ -59,14 +59,15 @@ def unexplained_starts(group: DataFrame) -> DataFrame:
     against the commits that may have landed after it (few)."""
     commits = group.filter((F.col("f") == "commit") & F.col("type").isin("ok", "info"))
     starts = group.filter(F.col("f") == ASSIGNED).select(
-        *TP, "consumer", "index", F.col("offset").alias("position"), F.lit(1).alias("kind"))
+        *TP, "consumer", "index", F.col("offset").alias("position"), F.lit(0).alias("kind"))
     acked = commits.filter(F.col("type") == "ok").select(
         *TP, F.lit(None).cast("string").alias("consumer"), "index", F.col("offset").alias("position"),
-        F.lit(0).alias("kind"))
+        F.lit(1).alias("kind"))
+    # A txn's rebalances come before its commit micro-op, under the same index: starts sort first.
     upto = Window.partitionBy(*TP).orderBy("index", "kind").rowsBetween(Window.unboundedPreceding, 0)
-    last = F.last(F.when(F.col("kind") == 0, F.struct(F.col("index").alias("at"), F.col("position").alias("offset"))),
+    last = F.last(F.when(F.col("kind") == 1, F.struct(F.col("index").alias("at"), F.col("position").alias("offset"))),
                   ignorenulls=True).over(upto)
-    placed = (starts.unionByName(acked).withColumn("last", last).filter(F.col("kind") == 1)
+    placed = (starts.unionByName(acked).withColumn("last", last).filter(F.col("kind") == 0)
               .select(*TP, "consumer", "index", "position", F.col("last.at").alias("commit_index"),
                       F.col("last.offset").alias("committed")))
     start = F.coalesce(F.col("position"), F.lit(0))

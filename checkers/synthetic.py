@@ -60,7 +60,7 @@ def make_chain(batches: Sequence[Sequence[str]], *, with_data: bool = False, fir
 # -- hand-made histories --
 
 # What a micro-op's invoke holds (format 2); its completion adds the results.
-_ASKED = {"send": ("topic", "key", "value", "partition"), "poll": ("consumer", "isolation")}
+_ASKED = {"send": ("topic", "key", "value", "partition"), "poll": ("consumer", "isolation"), "commit": ("consumer",)}
 
 
 def send_mop(topic: str, value: int, partition: int = 0, offset: int | None = None) -> tuple[str, dict[str, Any]]:

@@ -37,6 +37,13 @@ _STALE_MEMBER = frozenset(code for code in (
 COMMITTED_TIMEOUT = 10.0
 
 
+def check_protocol(protocol: str, variant: Any) -> None:
+    """Refuse KIP-848's consumer protocol on brokers before Kafka 4, in one line."""
+    if protocol == "consumer" and variant is not None and int(variant.kafka.version.split(".")[0]) < 4:
+        raise ValueError(f"group_protocol = 'consumer' (KIP-848) needs Kafka 4.x brokers; "
+                         f"variant {variant.name} runs {variant.kafka.version}")
+
+
 def commit_outcome(code: int) -> str:
     """FAIL or INFO for a commit that ended with error `code`."""
     return FAIL if code in _STALE_MEMBER else INFO
@@ -56,6 +63,15 @@ class GroupConsumer:
         self._events: list[dict[str, Any]] = []  # rebalances seen and not yet in a poll
         self._held: list[Any] = []  # a record read after a rebalance that opens the next poll
         consumer.subscribe(list(topics), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
+
+    @staticmethod
+    def settings(protocol: str) -> dict[str, Any]:
+        """The consumer settings of a member speaking `protocol`."""
+        if protocol == "consumer":
+            return {"group.protocol": "consumer"}  # the broker sets session and heartbeat (KIP-848)
+        # A member that died is noticed after 10 s rather than 45: rebalances under faults
+        # then end within a run.
+        return {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 3_000}
 
     # -- rebalance callbacks (on the polling thread, inside consume) -------------------------
     def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:

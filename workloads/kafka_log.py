@@ -26,7 +26,7 @@ from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
-from workloads.group_consumer import GroupConsumer, commit_outcome
+from workloads.group_consumer import GroupConsumer, check_protocol, commit_outcome
 from workloads.kafka_clients import KafkaClient
 from workloads.kafka_errors import error_code, send_outcome
 from workloads.partition_read import read_partition, record
@@ -257,14 +257,8 @@ class KafkaLogClient:
         member left the group when it closed)."""
         assert self.opts.group is not None
         if self.member is None:
-            if self.opts.group_protocol == "consumer":
-                extra = {"group.protocol": "consumer"}  # the broker sets session and heartbeat (KIP-848)
-            else:
-                # A member that died is noticed after 10 s rather than 45: rebalances under
-                # faults then end within a run.
-                extra = {"session.timeout.ms": 10_000, "heartbeat.interval.ms": 3_000}
             try:
-                consumer = self._new_consumer(self.opts.group, **extra)
+                consumer = self._new_consumer(self.opts.group, **GroupConsumer.settings(self.opts.group_protocol))
                 self.member = GroupConsumer(consumer, value["topics"], incremental=self.opts.group_protocol == "consumer")
             except KafkaException as exc:
                 return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
@@ -387,9 +381,7 @@ class KafkaLogClient:
 
 def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     opts = KafkaLogOptions.model_validate(options)
-    if opts.group_protocol == "consumer" and variant is not None and int(variant.kafka.version.split(".")[0]) < 4:
-        raise ValueError(f"group_protocol = 'consumer' (KIP-848) needs Kafka 4.x brokers; "
-                         f"variant {variant.name} runs {variant.kafka.version}")
+    check_protocol(opts.group_protocol, variant)
     # Topic names carry a token of this workload instance: a run on a kept cluster must not
     # read an earlier run's records (its values would collide with this run's).
     token = uuid.uuid4().hex[:6]

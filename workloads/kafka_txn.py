@@ -10,6 +10,10 @@ reads every partition by explicit assignment (format-1 assign ops, as kafka-log)
 isolation.level read_committed unless told otherwise; with `send_offsets` a txn that polled
 also commits its consumer's positions inside the txn (consume-transform-produce,
 send_offsets_to_transaction), which brings the group coordinator into every such commit.
+With `group` set, consumers are members of that consumer group instead (subscribe ops,
+workloads.group_consumer): a txn then polls once, first, and sends after (consume-transform-
+produce), its poll records the rebalances it saw, and with `send_offsets` a commit micro-op
+names the offsets committed in the txn (history format 2).
 
 Outcomes: ok when commit_transaction returned; fail only when nothing can become visible
 (nothing was begun, or abort_transaction returned: the coordinator took the abort); info
@@ -25,16 +29,17 @@ import time
 import uuid
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from ground.generator import Answer, Context
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
 from workloads.final_reads import FinalReports, UntilOk
+from workloads.group_consumer import GroupConsumer, check_protocol
 from workloads.kafka_clients import KafkaClient
 from workloads.kafka_errors import error_code
 from workloads.kafka_log import Unassigned
@@ -66,6 +71,16 @@ class KafkaTxnOptions(BaseModel):
                                                     "stay open before aborting it (a fenced or dead producer's)")
     final_read_timeout: float = Field(8.0, gt=0, le=600,
                                       description="seconds one final read may take; below the scenario's op_timeout")
+    group: str | None = Field(None, min_length=1,
+                              description="consumer group to subscribe with; None = assign mode, explicit offsets")
+    group_protocol: Literal["classic", "consumer"] = Field(
+        "classic", description="group.protocol: classic (eager rebalances) or consumer (KIP-848, Kafka 4.x brokers)")
+
+    @model_validator(mode="after")
+    def _protocol_needs_a_group(self) -> "KafkaTxnOptions":
+        if self.group is None and self.group_protocol != "classic":
+            raise ValueError(f"group_protocol = {self.group_protocol!r} needs a group to subscribe with (group = ...)")
+        return self
 
 
 @dataclass
@@ -117,6 +132,8 @@ class KafkaTxnOps:
         abort = r.random() < o.abort_rate
         reassign = r.random() < o.reassign_probability
         fresh = ctx.client_process not in self.assigned or self.state.unassigned.take(consumer)
+        if o.group is not None:
+            return self._group_op(ctx, consumer, fresh, kinds, targets, abort)
         if fresh or reassign:
             self.assigned.add(ctx.client_process)
             tps = self.state.topics.partitions_of()
@@ -132,6 +149,32 @@ class KafkaTxnOps:
                 if o.isolation == READ_UNCOMMITTED:
                     poll["isolation"] = READ_UNCOMMITTED
                 mops.append(["poll", poll])
+        op: Op = {"f": "txn", "value": mops}
+        if abort:
+            op["abort"] = True
+        return op
+
+    def _group_op(self, ctx: Context, consumer: str, fresh: bool, kinds: list[bool],
+                  targets: list[tuple[str, int]], abort: bool) -> Answer:
+        """Group mode: a fresh consumer subscribes; else a txn of one poll first (when any of its
+        micro-ops is one), the sends after it, and with send_offsets a commit micro-op last."""
+        o = self.opts
+        self.assigned.add(ctx.client_process)
+        if fresh:
+            return {"f": "subscribe", "value": {"consumer": consumer, "topics": list(self.state.topics.names)}}
+        polls = not all(kinds)
+        mops: list[list[Any]] = []
+        if polls:
+            poll: dict[str, Any] = {"consumer": consumer}
+            if o.isolation == READ_UNCOMMITTED:
+                poll["isolation"] = READ_UNCOMMITTED
+            mops.append(["poll", poll])
+        for send, (topic, partition) in zip(kinds, targets):
+            if send:
+                mops.append(["send", {"topic": topic, "key": f"k{partition}", "value": next(self.values[topic]),
+                                      "partition": partition}])
+        if polls and o.send_offsets:
+            mops.append(["commit", {"consumer": consumer}])
         op: Op = {"f": "txn", "value": mops}
         if abort:
             op["abort"] = True
@@ -157,6 +200,7 @@ class KafkaTxnClient:
         self.producer: Producer | None = None
         self.consumer: Consumer | None = None
         self.positions: dict[tuple[str, int], int] = {}
+        self.member: GroupConsumer | None = None  # group mode's consumer
 
     def open(self, cluster: Any, process: int) -> "KafkaTxnClient":
         self.state.topics.ensure(cluster)
@@ -168,6 +212,8 @@ class KafkaTxnClient:
             return self.txn(value, bool(op.get("abort")))
         if f == "assign":
             return self.assign(value)
+        if f == "subscribe":
+            return self.subscribe(value)
         if f == "final-read":
             return self.state.finals.answer(value, self.final_read)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
@@ -190,13 +236,27 @@ class KafkaTxnClient:
             self.producer = producer
         return self.producer
 
-    def _new_consumer(self, name: str) -> Consumer:
+    def _new_consumer(self, name: str, group: str | None = None, **extra: Any) -> Consumer:
         return self.state.client.consumer({
             "bootstrap.servers": self.cluster.bootstrap_servers(),
-            "group.id": f"{self.state.group_prefix}-{name}",  # assign mode; the group holds send_offsets' commits
+            # assign mode: a group of the consumer's own, which holds send_offsets' commits
+            "group.id": group or f"{self.state.group_prefix}-{name}",
             "enable.auto.commit": False, "enable.auto.offset.store": False,
             "auto.offset.reset": "earliest", "isolation.level": self.opts.isolation,
+            **extra,
         })
+
+    def subscribe(self, value: dict[str, Any]) -> Op:
+        """Join the group as this process's member (group mode)."""
+        assert self.opts.group is not None
+        if self.member is None:
+            try:
+                consumer = self._new_consumer(value["consumer"], self.opts.group,
+                                              **GroupConsumer.settings(self.opts.group_protocol))
+                self.member = GroupConsumer(consumer, value["topics"], self.opts.group_protocol == "consumer")
+            except KafkaException as exc:
+                return {"type": FAIL, "value": value, "error": error_code(exc.args[0].code())}
+        return {"type": OK, "value": value}
 
     def assign(self, value: dict[str, Any]) -> Op:
         if self.consumer is None:
@@ -214,7 +274,7 @@ class KafkaTxnClient:
     # -- the txn ------------------------------------------------------------------
     def txn(self, mops: list[list[Any]], abort: bool) -> Op:
         done = [[f, dict(m)] for f, m in mops]
-        if any(f == "poll" for f, _ in mops) and self.consumer is None:
+        if any(f == "poll" for f, _ in mops) and (self.member if self.opts.group is not None else self.consumer) is None:
             self.state.unassigned.mark(mops[[f for f, _ in mops].index("poll")][1]["consumer"])
             return {"type": FAIL, "value": done, "error": "unassigned"}
         try:
@@ -228,10 +288,18 @@ class KafkaTxnClient:
             for f, m in done:
                 if f == "send":
                     self._send(producer, m, deadline)
-                else:
-                    m["records"] = self._poll()
+                elif f == "poll":
+                    m["records"] = self._poll(m)
                     polled = True
-            if self.opts.send_offsets and polled:
+                else:  # commit (group mode): the member's positions, committed with the txn
+                    assert self.member is not None
+                    m["offsets"] = [{"topic": t, "partition": p, "offset": o}
+                                    for (t, p), o in sorted(self.member.positions.items()) if o is not None]
+                    if m["offsets"]:
+                        offsets = [TopicPartition(c["topic"], c["partition"], c["offset"]) for c in m["offsets"]]
+                        producer.send_offsets_to_transaction(offsets, self.member.consumer.consumer_group_metadata(),
+                                                             max(0.1, deadline - time.monotonic()))
+            if self.opts.send_offsets and polled and self.opts.group is None:
                 offsets = [TopicPartition(t, p, o) for (t, p), o in self.positions.items() if o >= 0]
                 if offsets:
                     producer.send_offsets_to_transaction(offsets, self.consumer.consumer_group_metadata(),
@@ -261,7 +329,9 @@ class KafkaTxnClient:
         if msg.offset() >= 0:
             m["offset"] = msg.offset()
 
-    def _poll(self) -> list[dict[str, Any]]:
+    def _poll(self, m: dict[str, Any]) -> list[dict[str, Any]]:
+        if self.opts.group is not None:
+            return self._group_poll(m)
         assert self.consumer is not None
         messages = self.consumer.consume(num_messages=self.opts.poll_batch, timeout=self.opts.poll_timeout)
         errors = [m.error() for m in messages if m.error() is not None]
@@ -272,6 +342,24 @@ class KafkaTxnClient:
         for rec in records:
             self.positions[(rec["topic"], rec["partition"])] = rec["offset"] + 1
         return records
+
+    def _group_poll(self, m: dict[str, Any]) -> list[dict[str, Any]]:
+        """One poll of the member; the rebalances it saw go into the micro-op. A rebalance whose
+        callback failed leaves the member's assignment unknown: it is closed, its consumer
+        subscribes anew, and the txn is aborted."""
+        assert self.member is not None
+        try:
+            events, messages, error = self.member.poll(self.opts.poll_batch, self.opts.poll_timeout)
+        except KafkaException:
+            self.member.close()
+            self.member = None
+            self.state.unassigned.mark(m["consumer"])
+            raise _Aborted("rebalance-failed") from None
+        if events:
+            m["rebalances"] = events
+        if error is not None and not messages and not events:
+            raise _Aborted(error_code(error.code()))
+        return [record(msg) for msg in messages]
 
     def _commit(self, producer: Producer, done: list[list[Any]], deadline: float) -> Op:
         """commit_transaction, again while its error is retriable and time remains; an abort when
@@ -338,10 +426,14 @@ class KafkaTxnClient:
             except RuntimeError:
                 pass
             self.consumer = None
+        if self.member is not None:
+            self.member.close()
+            self.member = None
 
 
 def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     opts = KafkaTxnOptions.model_validate(options)
+    check_protocol(opts.group_protocol, variant)
     token = uuid.uuid4().hex[:6]
     # Named like kafka-log's topics: a later run on a kept cluster deletes them (workloads.topics).
     topics = TopicSet([f"t{100 + i}-{token}" for i in range(opts.topics)], opts.partitions)

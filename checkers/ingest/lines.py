@@ -486,12 +486,14 @@ def flatten(table: pa.Table, *, last: bool) -> Flat:
                       RECORDS, inherit=("topic", "partition"))
     blocks = _lower_hashes(_nested(table, pc.and_(ok, pc.equal(table["f"], "deliver")), "blocks", BLOCKS, inherit=()))
     mops = MOPS.empty_table()
+    group = group_rows(table)
     if "mops" in table.column_names and pc.any(pc.is_valid(table["mops"])).as_py():
         client = table.filter(pc.fill_null(pc.not_equal(table["process"], NEMESIS), False))
-        mops, txn_records = txn_lines.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
+        mops, txn_records, txn_group = txn_lines.flatten_txns(client.select(["index", "process", "type", "f", "mops"]))
         if txn_records.num_rows:
             records = pa.concat_tables([records, txn_records])
-    return Flat(ops, records, blocks, skipped, wrong, mops, group_rows(table))
+        group = pa.concat_tables([group, txn_group])
+    return Flat(ops, records, blocks, skipped, wrong, mops, group)
 
 
 def group_rows(table: pa.Table) -> pa.Table:

@@ -19,8 +19,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from checkers.ingest.schema import RECORDS
-from checkers.ingest.txn_schema import MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
+from checkers.ingest.schema import GROUP, RECORDS
+from checkers.ingest.txn_schema import COMMIT, MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
 
 MARK = b'"' + TXN.encode() + b'"'
 _HEAD = re.compile(rb'\[\s*"(' + b"|".join(m.encode() for m in MICRO_OPS) + rb')"\s*,')
@@ -68,7 +68,7 @@ def mop_misfit(value: Any, misfit: Callable[[Any, pa.DataType, str], str | None]
         return "value is not a list of micro-ops"
     for i, mop in enumerate(value):
         if not isinstance(mop, list) or not mop or mop[0] not in MICRO_OPS:
-            return f"value[{i}] is not a micro-op ([\"send\", {{...}}] or [\"poll\", {{...}}])"
+            return f"value[{i}] is not a micro-op ([\"send\", {{...}}], [\"poll\", {{...}}] or [\"commit\", {{...}}])"
         if len(mop) > 1 and mop[1] is not None and not isinstance(mop[1], dict):
             return f"value[{i}][1] is not an object"
         body = mop[1] if len(mop) > 1 and isinstance(mop[1], dict) else {}
@@ -88,13 +88,14 @@ def _nth(pairs: pa.Array, n: int) -> pa.Array:
     return pc.take(pairs.values, take)
 
 
-def flatten_txns(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
-    """(MOPS, RECORDS) of the txn completions among `rows` (index, process, type, f and `mops`,
-    the rewritten micro-op lists): one row per micro-op, and one per record of a poll micro-op."""
+def flatten_txns(rows: pa.Table) -> tuple[pa.Table, pa.Table, pa.Table]:
+    """(MOPS, RECORDS, GROUP) of the txn completions among `rows` (index, process, type, f and
+    `mops`, the rewritten micro-op lists): one row per micro-op, one per record of a poll
+    micro-op, and one per partition a poll saw rebalanced or a commit micro-op committed."""
     rows = rows.filter(pc.and_(pc.equal(rows["f"], TXN), pc.not_equal(rows["type"], "invoke")))
     rows = rows.filter(pc.is_valid(rows["mops"])).combine_chunks() if rows.num_rows else rows
     if rows.num_rows == 0:
-        return MOPS.empty_table(), RECORDS.empty_table()
+        return MOPS.empty_table(), RECORDS.empty_table(), GROUP.empty_table()
     outer = rows["mops"].combine_chunks()
     txn_of = pc.list_parent_indices(outer).to_numpy()
     pairs = pc.list_flatten(outer)
@@ -110,13 +111,14 @@ def flatten_txns(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
         if f.name not in columns:
             columns[f.name] = pc.struct_field(body, f.name)
     mops = pa.table(columns, schema=MOPS)
+    group = _group_rows(columns, body)
 
     is_poll = pc.fill_null(pc.equal(columns["mf"], POLL), False)
     lists = pc.if_else(is_poll, pc.struct_field(body, "records"), pa.nulls(len(body), MOP.field("records").type))
     mop_of = pc.list_parent_indices(lists).to_numpy()
     elements = pc.list_flatten(lists)
     if len(elements) == 0:
-        return mops, RECORDS.empty_table()
+        return mops, RECORDS.empty_table(), group
     txn_of_record = txn_of[mop_of]
     # Records of one txn are contiguous: count them from the txn's first.
     starts = np.flatnonzero(np.diff(txn_of_record, prepend=-1) != 0)
@@ -130,4 +132,27 @@ def flatten_txns(rows: pa.Table) -> tuple[pa.Table, pa.Table]:
         "offset": pc.struct_field(elements, "offset"), "value": pc.struct_field(elements, "value"),
         "isolation": pc.take(columns["isolation"], by_mop),
     }
-    return mops, pa.table(records, schema=RECORDS)
+    return mops, pa.table(records, schema=RECORDS), group
+
+
+def _group_rows(columns: dict[str, Any], body: pa.Array) -> pa.Table:
+    """GROUP rows of the micro-ops (`columns` as MOPS has them, `body` their maps): the
+    rebalances of poll micro-ops and the offsets of commit micro-ops, under the txn's index
+    and type (a commit micro-op's offsets are committed as its txn is)."""
+    parts = []
+    for mf, name, kind, offset in ((POLL, "rebalances", "event", "position"), (COMMIT, "offsets", None, "offset")):
+        mine = pc.fill_null(pc.equal(columns["mf"], mf), False)
+        if not pc.any(mine).as_py():
+            continue
+        lists = pc.if_else(mine, pc.struct_field(body, name), pa.nulls(len(body), MOP.field(name).type))
+        at = pc.list_parent_indices(lists)
+        if len(at) == 0:
+            continue
+        elements = pc.list_flatten(lists)
+        parts.append(pa.table({
+            "index": pc.take(columns["index"], at), "type": pc.take(columns["type"], at),
+            "f": pc.struct_field(elements, kind) if kind else pa.repeat(pa.scalar(mf), len(elements)),
+            "consumer": pc.take(columns["consumer"], at),
+            "topic": pc.struct_field(elements, "topic"), "partition": pc.struct_field(elements, "partition"),
+            "offset": pc.struct_field(elements, offset)}, schema=GROUP))
+    return pa.concat_tables(parts) if parts else GROUP.empty_table()

@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from checkers.ingest.schema import OP, OPS, RECORD
+from checkers.ingest.schema import COMMITTED, OP, OPS, REBALANCE, RECORD
 
 TXN = "txn"
-SEND, POLL = "send", "poll"
-MICRO_OPS = (SEND, POLL)
+SEND, POLL, COMMIT = "send", "poll", "commit"
+# commit: a consumer group's offsets committed inside the txn (send_offsets_to_transaction):
+# committed if the txn commits. A poll may carry the rebalances it saw, as a format-1 poll.
+MICRO_OPS = (SEND, POLL, COMMIT)
 READ_UNCOMMITTED = "read_uncommitted"
 
 MOP = pa.struct([
@@ -36,6 +38,9 @@ MOP = pa.struct([
     ("consumer", pa.string()),
     ("isolation", pa.string()),
     ("records", pa.list_(RECORD)),
+    ("rebalances", pa.list_(REBALANCE)),
+    # commit
+    ("offsets", pa.list_(COMMITTED)),
 ])
 MOP_LIST = pa.list_(pa.list_(MOP))
 
@@ -44,7 +49,7 @@ TXN_OP = pa.schema([*(f for f in OP if f.name != "value"), pa.field("value", MOP
     OP.get_field_index("process"), pa.field("process", pa.int64()))
 
 MOPS = pa.schema([OPS.field("index"), OPS.field("process"), OPS.field("type"), pa.field("pos", pa.int32()),
-                  pa.field("mf", pa.string()), *(f for f in MOP if f.name not in ("mf", "records"))])
+                  pa.field("mf", pa.string()), *(f for f in MOP if f.name != "mf" and not pa.types.is_list(f.type))])
 MOP_COLUMNS = tuple(MOPS.names)
 TXNS = pa.schema([OPS.field("process"), OPS.field("index"), OPS.field("time"), OPS.field("type"),
                   pa.field("invoke_index", pa.int64()), pa.field("invoke_time", pa.int64())])
@@ -53,5 +58,6 @@ TXN_COLUMNS = tuple(TXNS.names)
 # The micro-op fields the checks read, per micro-op (checkers.ingest.lines.mistyped).
 READ_MOP_FIELDS: dict[str, tuple[str, ...]] = {
     SEND: ("topic", "value", "partition", "offset"),
-    POLL: ("consumer", "isolation", "records"),
+    POLL: ("consumer", "isolation", "records", "rebalances"),
+    COMMIT: ("consumer", "offsets"),
 }

@@ -114,3 +114,33 @@ def test_a_group_history_reads_its_rebalances_and_commits_into_the_group_table(o
     assert rows == sorted([(at["p1"], "ok", "assigned", T, 0, None), (at["commit"], "ok", "commit", T, 0, 3),
                            (at["commit"] + 2, "info", "commit", T, 0, 4), (at["p2"], "ok", "revoked", T, 0, None),
                            (at["p2"], "ok", "assigned", T, 0, 3)])
+
+
+def _txn_group(commit_type: str, start: int) -> tuple[HistoryBuilder, dict[str, int]]:
+    """kafka-txn in a group: c1's txn polls offsets 0-4 of t0/0 (assigned from the beginning)
+    and commits 5 inside the txn, which ends `commit_type`; then a rebalance hands t0/0 back at
+    `start` and the next txn reads from there."""
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    poll = {"consumer": "c1", "records": [{"topic": T, "partition": 0, "offset": o, "value": o} for o in range(5)],
+            "rebalances": [{"event": "assigned", "topic": T, "partition": 0, "position": None}]}
+    commit = {"consumer": "c1", "offsets": [{"topic": T, "partition": 0, "offset": 5}]}
+    _, t1 = h.txn(7, [("poll", poll), ("commit", commit)], type=commit_type,
+                  error=None if commit_type == "ok" else "aborted-on-purpose")
+    again = {"consumer": "c1", "records": [{"topic": T, "partition": 0, "offset": o, "value": o} for o in range(start, 6)],
+             "rebalances": [{"event": "revoked", "topic": T, "partition": 0},
+                            {"event": "assigned", "topic": T, "partition": 0, "position": start}]}
+    _, t2 = h.txn(7, [("poll", again)])
+    h.final_read(9, T, 0, [(o, o) for o in range(6)])
+    return h, {"t1": t1, "t2": t2}
+
+
+def test_a_txn_that_aborted_its_commit_explains_a_start_at_the_old_commit(ops_of, found):
+    h, _ = _txn_group("fail", start=0)
+    assert _rows(ops_of(h), found) == []
+
+
+def test_a_start_below_what_a_committed_txn_committed_is_group_rewind(ops_of, found):
+    h, at = _txn_group("ok", start=0)
+    rows = _rows(ops_of(h), found)
+    assert [(r["anomaly"], r["evidence"]) for r in rows] == [("group-rewind", [at["t1"], at["t2"]])]

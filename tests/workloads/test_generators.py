@@ -70,10 +70,26 @@ def test_two_workload_instances_never_share_topics():
 
 
 @pytest.mark.parametrize("options", [{"topics": 0}, {"partitions": -1}, {"send_fraction": 2},
-                                     {"bogus": 1}, {"group": ""}])
+                                     {"bogus": 1}, {"group": ""}, {"group_protocol": "consumer"},
+                                     {"group": "g", "group_protocol": "eager"}])
 def test_bad_kafka_log_options_are_refused(options):
     with pytest.raises(ValidationError):
         workload_factory("kafka-log")(options, VARIANT)
+
+
+@pytest.mark.parametrize("workload", ["kafka-log", "kafka-txn"])
+def test_the_consumer_group_protocol_on_kafka_3_brokers_is_refused_in_one_line(workload):
+    with pytest.raises(ValueError, match=r"^group_protocol = 'consumer' \(KIP-848\) needs Kafka 4.x brokers; "
+                                         r"variant fabric-recommended runs 3\."):
+        workload_factory(workload)({"group": "g", "group_protocol": "consumer"}, VARIANT)
+
+
+def test_in_a_group_a_fresh_consumer_subscribes_then_polls_and_commits():
+    gen = workload_factory("kafka-log")({"group": "g", "send_fraction": 0.0}, VARIANT).generator(random.Random(2))
+    ops = [gen.op(Context(0, i % 2)) for i in range(400)]
+    assert [op["f"] for op in ops[:2]] == ["subscribe", "subscribe"] and len(ops[0]["value"]["topics"]) == 2
+    fs = Counter(op["f"] for op in ops[2:])
+    assert set(fs) == {"poll", "commit"} and 0.1 < fs["commit"] / 398 < 0.3, fs
 
 
 def test_ordering_broadcasts_unique_tx_ids_to_every_channel_and_osn():

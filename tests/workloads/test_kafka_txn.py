@@ -62,7 +62,18 @@ def test_read_uncommitted_polls_say_so_and_the_ops_depend_only_on_the_seed():
     assert run(5) == run(5) != run(6)
 
 
-@pytest.mark.parametrize("bad", [{"max_micro_ops": 0}, {"isolation": "serializable"}, {"abort_rate": 2}])
+def test_in_a_group_a_fresh_consumer_subscribes_and_a_txn_polls_once_first_and_commits_last():
+    ops = _ops({"group": "g", "send_offsets": True}, 600)
+    assert [op["f"] for op in ops[:3]] == ["subscribe"] * 3 and ops[0]["value"]["consumer"] == "c0"
+    txns = [[f for f, _ in op["value"]] for op in ops if op["f"] == "txn"]
+    polling = [names for names in txns if "poll" in names]
+    assert polling and all(names[0] == "poll" and names.count("poll") == 1 and names[-1] == "commit"
+                           for names in polling)
+    assert all("commit" not in names for names in txns if "poll" not in names)
+
+
+@pytest.mark.parametrize("bad", [{"max_micro_ops": 0}, {"isolation": "serializable"}, {"abort_rate": 2},
+                                 {"group_protocol": "consumer"}])
 def test_bad_options_are_refused(bad):
     with pytest.raises(ValidationError):
         workload_factory("kafka-txn")(bad, VARIANT)

@@ -412,3 +412,33 @@ def test_a_rebalance_storm_makes_a_subscribed_consumer_record_revocations_and_en
     assert sum(e["event"] == "revoked" for e in events) >= 2, events
     assert stopped["f"] == "calm" and stopped["value"]["joins"] >= 2, stopped
     assert storm.heal_all() == []
+
+
+@pytest.mark.parametrize("implementation", ["librdkafka", "java"])
+def test_kafka_txn_in_a_group_records_rebalances_and_the_offsets_each_txn_commits(cluster, tmp_path, implementation):
+    """Consume-transform-produce on subscribe: txns poll first, then send, then commit the
+    member's offsets in the txn; the history holds the subscriptions, the rebalances the polls
+    saw and the commit micro-ops with their offsets."""
+    from harness.history import read_history
+    from harness.plan import prepare
+    from harness.runner import Runner
+    from harness.scenario import parse_scenario
+
+    scenario = {"variant": "fabric-recommended", "concurrency": 3, "rate": 30, "duration": 6, "recovery_wait": 0,
+                "final_read_time_limit": 40, "op_timeout": 15, "seed": 6,
+                "client": {"implementation": implementation},
+                "workloads": [{"name": "kafka-txn", "options": {"group": f"g-txn-{implementation}",
+                                                                "send_offsets": True}}]}
+    result = Runner(prepare(parse_scenario(scenario, "t"), "t"), tmp_path, cluster=cluster, check=False,
+                    handle_signals=False).run()
+    done = [op for op in read_history(result.history) if op["process"] != "nemesis" and op["type"] != "invoke"]
+    seen = Counter((op["f"], op["type"]) for op in done)
+    assert seen[("subscribe", OK)] >= 3 and seen[("txn", OK)] and seen[("final-read", OK)] == 6, seen
+    mops = [m for op in done if op["f"] == "txn" for m in op["value"]]
+    assigned = [e for f, m in mops if f == "poll" for e in m.get("rebalances", []) if e["event"] == "assigned"]
+    commits = [m for f, m in mops if f == "commit" and m.get("offsets")]
+    assert assigned and commits, seen
+    for op in done:
+        if op["f"] == "txn":
+            names = [f for f, _ in op["value"]]
+            assert names.count("poll") <= 1 and (not names or "poll" not in names or names[0] == "poll"), names
