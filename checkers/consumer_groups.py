@@ -19,6 +19,13 @@ subscribe; here only those the recorded rebalances and commits explain are allow
   the last acknowledged commit is group-rewind (the group reads again what it committed as
   done: a commit was lost); any other is group-skip (a position nothing committed).
 
+And for transactions on subscribe (consume-transform-produce, history format 2's commit
+micro-op): a record the group committed past in a committed txn should have been polled by
+some committed txn (`unprocessed_inputs`). A consumer that does not seek back to the group's
+commit after an aborted txn goes on after what that txn polled, and the next txn commits
+past it: unprocessed-input, informational (Kafka leaves the rewind to the application;
+KAFKA-17582 is this ground).
+
 The group is the partition's: ordeal's workloads each subscribe one group to topics of
 their own, so a partition's commits are its group's.
 """
@@ -83,3 +90,25 @@ def unexplained_starts(group: DataFrame) -> DataFrame:
     skips = bad.filter(F.col("committed").isNull() | (start >= F.col("committed")))
     return (anomaly_rows(rewinds, "group-rewind", F.array("commit_index", "index"), example)
             .unionByName(anomaly_rows(skips, "group-skip", F.array("commit_index", "index"), example)))
+
+
+def unprocessed_inputs(group: DataFrame, polls: DataFrame, txns: DataFrame, held: DataFrame) -> DataFrame:
+    """unprocessed-input, one row per partition: offsets the final reads hold below the last
+    offset committed there by a committed txn, that no committed txn polled.
+
+    `polls` are the polled records (their index: the txn's, for a txn's), `txns` the txn
+    completions, `held` the (topic, partition, offset)s the final reads hold. A hash join of
+    the held offsets below the commits (few partitions: broadcast) against the offsets
+    committed txns polled."""
+    commits = group.filter((F.col("f") == "commit") & (F.col("type") == "ok"))
+    committed_txns = txns.filter(F.col("type") == "ok").select(HISTORY, "index")
+    # Commit micro-ops only (under a committed txn's index): a format-1 commit op is no txn's.
+    upto = (commits.join(committed_txns, [HISTORY, "index"], "left_semi")
+            .groupBy(*TP).agg(F.max("offset").alias("upto"), F.max_by("index", "offset").alias("commit_index")))
+    processed = polls.join(committed_txns, [HISTORY, "index"], "left_semi").select(*TP, "offset").distinct()
+    missed = (held.join(F.broadcast(upto), TP).filter(F.col("offset") < F.col("upto"))
+              .join(processed, [*TP, "offset"], "left_anti")
+              .groupBy(*TP, "upto", "commit_index")
+              .agg(F.count("*").alias("n"), F.slice(F.array_sort(F.collect_list("offset")), 1, 5).alias("offsets")))
+    return anomaly_rows(missed, "unprocessed-input", F.array("commit_index"),
+                        F.struct("topic", "partition", F.col("upto").alias("committed"), "n", "offsets"))

@@ -30,7 +30,7 @@ from pyspark.sql import functions as F
 from checkers.anomaly import anomaly_rows
 from checkers.checker import (TP, TV, Checker, Findings, gathered, not_judged_rows, padded, shared, shuffle_partitions,
                               stat_rows)
-from checkers.consumer_groups import moves, start_records, unexplained_starts
+from checkers.consumer_groups import moves, start_records, unexplained_starts, unprocessed_inputs
 from checkers.ingest.history import HISTORY, Counts, Tables
 from checkers.txn import txn_anomalies
 from checkers.verdict import KAFKA
@@ -553,6 +553,8 @@ def kafka_findings(tables: Tables) -> Findings:
     ]
     if group is not None:
         found.append(unexplained_starts(group))
+        if tables.txns is not None:
+            found.append(unprocessed_inputs(group, polls, tables.txns, held_offsets(offsets)))
     rows = found[0]
     for more in found[1:]:
         rows = rows.unionByName(more)

@@ -5,7 +5,7 @@ producer is idempotent (Fabric's is not: peers drop repeated tx ids). Dependency
 between transactions (G0, G1c and their realtime variants) are reported and never fail:
 Kafka does not promise serializable transactions. lagging-osn and
 partitions or channels nobody read to the end make a checker unknown, not false.
-unseen is informational and never changes a verdict. The liveness anomalies (a partition never
+unseen and unprocessed-input are informational and never change a verdict. The liveness anomalies (a partition never
 read again, a halted channel, a hang after the final heal) fail only where the variant promises
 availability under the run's fault kind ([available]); elsewhere they are reported and the
 data checks they left unjudged stay unknown. node-crash (a node exited while
@@ -22,7 +22,7 @@ UNKNOWN: Literal["unknown"] = "unknown"
 KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "nonmonotonic-poll",
          "poll-skip", "nonmonotonic-send", "aborted-read", "unseen",
          # consumer groups (checkers.consumer_groups)
-         "group-rewind", "group-skip",
+         "group-rewind", "group-skip", "unprocessed-input",
          # transactions (history format 2: checkers.txn, checkers.txn_cycles)
          "torn-txn", "precommitted-read", "int-nonmonotonic-send", "int-poll-skip", "int-nonmonotonic-poll",
          "G0", "G1c", "G0-realtime", "G1c-realtime")
@@ -32,7 +32,7 @@ LIVENESS = ("unavailable-partition", "halted-channel", "hang")
 
 _DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
 _MAKES_UNKNOWN = frozenset({"lagging-osn"})
-_INFORMATIONAL = frozenset({"unseen"})
+_INFORMATIONAL = frozenset({"unseen", "unprocessed-input"})
 # Dependency cycles between txns: Kafka promises atomic, read_committed transactions, not a
 # serializable order across partitions, so no configuration here can be held to them.
 _CYCLES = frozenset({"G0", "G1c", "G0-realtime", "G1c-realtime"})

@@ -28,7 +28,8 @@ FORK_ROWS = 100
 QUESTIONS = (
     ("lost", ("lost-write", "lost-tx")),
     ("reordered / diverged", ("realtime-order", "nonmonotonic-poll", "nonmonotonic-send", "poll-skip",
-                              "inconsistent-offsets", "aborted-read", "int-nonmonotonic-send")),
+                              "inconsistent-offsets", "aborted-read", "int-nonmonotonic-send", "group-rewind",
+                              "group-skip")),
     ("torn / precommitted txns", ("torn-txn", "precommitted-read")),
     ("forked chain", ("block-fork", "broken-chain")),
     ("duplicated", ("duplicate", "duplicate-tx")),

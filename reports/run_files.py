@@ -36,6 +36,8 @@ ANOMALY_MEANINGS = {
     "group-rewind": "a consumer group assigned a partition at a position below its last acknowledged commit "
                     "there (a commit was lost)",
     "group-skip": "a consumer group assigned a partition at a position no commit explains",
+    "unprocessed-input": "records a committed txn committed the group past that no committed txn polled "
+                         "(informational: the consumer did not seek back after an abort)",
     "torn-txn": "the final reads hold some but not all sends of a committed or indeterminate txn",
     "precommitted-read": "a txn's poll returned a value the same txn sent (sends are invisible until their txn commits)",
     "int-nonmonotonic-send": "within one txn, a later send to a partition landed at or before an earlier one",

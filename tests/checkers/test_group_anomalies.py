@@ -144,3 +144,34 @@ def test_a_start_below_what_a_committed_txn_committed_is_group_rewind(ops_of, fo
     h, at = _txn_group("ok", start=0)
     rows = _rows(ops_of(h), found)
     assert [(r["anomaly"], r["evidence"]) for r in rows] == [("group-rewind", [at["t1"], at["t2"]])]
+
+
+def _after_abort(rewinds: bool) -> tuple[HistoryBuilder, dict[str, int]]:
+    """A txn polls offsets 0-2 and is aborted; the next txn polls 3-4 (no rewind) or 0-4
+    (rewound to the group's commit, nothing yet) and commits 5."""
+    h = HistoryBuilder()
+    h.subscribe(7, "c1", [T])
+    first = {"consumer": "c1", "records": [{"topic": T, "partition": 0, "offset": o, "value": o} for o in range(3)],
+             "rebalances": [{"event": "assigned", "topic": T, "partition": 0, "position": None}]}
+    h.txn(7, [("poll", first), ("commit", {"consumer": "c1", "offsets": [{"topic": T, "partition": 0, "offset": 3}]})],
+          type="fail", error="aborted-on-purpose")
+    again = range(0 if rewinds else 3, 5)
+    second = {"consumer": "c1", "records": [{"topic": T, "partition": 0, "offset": o, "value": o} for o in again]}
+    if rewinds:  # a seek back is a new start: recorded as the group handing the partition over again
+        second["rebalances"] = [{"event": "revoked", "topic": T, "partition": 0},
+                                {"event": "assigned", "topic": T, "partition": 0, "position": None}]
+    _, t2 = h.txn(7, [("poll", second),
+                      ("commit", {"consumer": "c1", "offsets": [{"topic": T, "partition": 0, "offset": 5}]})])
+    h.final_read(9, T, 0, [(o, o) for o in range(5)])
+    return h, {"t2": t2}
+
+
+def test_committing_past_what_only_an_aborted_txn_polled_is_unprocessed_input(ops_of, found):
+    h, at = _after_abort(rewinds=False)
+    rows = [r for r in found(kafka.kafka_findings(ops_of(h)).rows) if r["anomaly"] == "unprocessed-input"]
+    assert [(r["evidence"], r["example"]["n"], r["example"]["offsets"]) for r in rows] == [([at["t2"]], 3, [0, 1, 2])]
+
+
+def test_a_consumer_that_polls_again_what_an_aborted_txn_polled_leaves_no_unprocessed_input(ops_of, found):
+    h, _ = _after_abort(rewinds=True)
+    assert [r for r in found(kafka.kafka_findings(ops_of(h)).rows) if r["anomaly"] == "unprocessed-input"] == []
