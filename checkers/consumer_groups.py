@@ -94,7 +94,7 @@ def unexplained_starts(group: DataFrame) -> DataFrame:
 
 def unprocessed_inputs(group: DataFrame, polls: DataFrame, txns: DataFrame, held: DataFrame) -> DataFrame:
     """unprocessed-input, one row per partition: offsets the final reads hold below the last
-    offset committed there by a committed txn, that no committed txn polled.
+    offset committed there by a committed txn, that no committed (or indeterminate) txn polled.
 
     `polls` are the polled records (their index: the txn's, for a txn's), `txns` the txn
     completions, `held` the (topic, partition, offset)s the final reads hold. A hash join of
@@ -105,7 +105,9 @@ def unprocessed_inputs(group: DataFrame, polls: DataFrame, txns: DataFrame, held
     # Commit micro-ops only (under a committed txn's index): a format-1 commit op is no txn's.
     upto = (commits.join(committed_txns, [HISTORY, "index"], "left_semi")
             .groupBy(*TP).agg(F.max("offset").alias("upto"), F.max_by("index", "offset").alias("commit_index")))
-    processed = polls.join(committed_txns, [HISTORY, "index"], "left_semi").select(*TP, "offset").distinct()
+    # A txn that ended indeterminate may have committed: what it polled may have been processed.
+    maybe = txns.filter(F.col("type").isin("ok", "info")).select(HISTORY, "index")
+    processed = polls.join(maybe, [HISTORY, "index"], "left_semi").select(*TP, "offset").distinct()
     missed = (held.join(F.broadcast(upto), TP).filter(F.col("offset") < F.col("upto"))
               .join(processed, [*TP, "offset"], "left_anti")
               .groupBy(*TP, "upto", "commit_index")
