@@ -32,7 +32,7 @@ LIVENESS = ("unavailable-partition", "halted-channel", "hang")
 
 _DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
 _MAKES_UNKNOWN = frozenset({"lagging-osn"})
-_INFORMATIONAL = frozenset({"unseen", "unprocessed-input"})
+INFORMATIONAL = frozenset({"unseen", "unprocessed-input"})
 # Dependency cycles between txns: Kafka promises atomic, read_committed transactions, not a
 # serializable order across partitions, so no configuration here can be held to them.
 _CYCLES = frozenset({"G0", "G1c", "G0-realtime", "G1c-realtime"})
@@ -45,7 +45,7 @@ def fails(anomaly: str, idempotent: bool, available: bool = False) -> bool:
         return idempotent
     if anomaly in LIVENESS:
         return available
-    return anomaly not in _MAKES_UNKNOWN | _INFORMATIONAL | _CYCLES
+    return anomaly not in _MAKES_UNKNOWN | INFORMATIONAL | _CYCLES
 
 
 def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool, available: bool = False) -> Valid:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import faults_missed
-from checkers.verdict import KAFKA, LIVENESS, NODES, ORDERING, fails
+from checkers.verdict import INFORMATIONAL, KAFKA, LIVENESS, NODES, ORDERING, fails
 from ground.expectations import meets
 from ground.run_files import HISTORY, RESULTS_JSON, RUN_JSON
 
@@ -228,8 +228,9 @@ class RunFiles:
 
     def effect(self, anomaly: Anomaly) -> str:
         """What an anomaly does to this run's verdict, by the checkers' rule (checkers/verdict.py):
-        fails, allowed (duplicates without idempotence), informational (unseen) or unknown (lagging-osn)."""
-        if anomaly.name == "unseen":
+        fails, allowed (duplicates without idempotence), informational (unseen, unprocessed-input) or
+        unknown (lagging-osn)."""
+        if anomaly.name in INFORMATIONAL:
             return "informational"
         if anomaly.name == "lagging-osn":
             return "unknown"

@@ -20,7 +20,7 @@ from html_structure import parse_page
 from checkers.check import check_histories
 from checkers.registry import CHECKS
 from checkers.synthetic import HistoryBuilder, make_chain, poll_mop, send_mop
-from checkers.verdict import UNKNOWN, fails
+from checkers.verdict import INFORMATIONAL, UNKNOWN, fails
 from ground.run_files import RESULTS_JSON as RESULTS_FILE
 from reports import history_digest
 from reports.report import write_report
@@ -112,6 +112,41 @@ def _unseen(h: HistoryBuilder) -> None:
     h.send(0, "t0", 2, offset=1)
     h.poll(7, "c1", [("t0", 0, 0, 1)])
     _finish(h, {("t0", 0): [(0, 1), (1, 2)]})
+
+
+# -- consumer groups ------------------------------------------------------------------
+
+def _group_start(h: HistoryBuilder, committed: int, start: int) -> None:
+    """c1 subscribes, is assigned t0/0 from the beginning, reads 0-2 and commits `committed`;
+    a rebalance hands t0/0 back at `start`, from where it reads on to 4."""
+    h.subscribe(7, "c1", ["t0"])
+    h.group_poll(7, "c1", [("t0", 0, o, 10 + o) for o in range(3)], assigned=[("t0", 0, None)])
+    h.commit(7, "c1", [("t0", 0, committed)])
+    h.group_poll(7, "c1", [("t0", 0, o, 10 + o) for o in range(start, 5)], revoked=[("t0", 0)],
+                 assigned=[("t0", 0, start)])
+    _finish(h, {("t0", 0): [(o, 10 + o) for o in range(5)]})
+
+
+def _group_rewind(h: HistoryBuilder) -> None:
+    """The group committed 3 and hands the partition back at 1."""
+    _group_start(h, committed=3, start=1)
+
+
+def _group_skip(h: HistoryBuilder) -> None:
+    """The group committed 3 and hands the partition back at 4."""
+    _group_start(h, committed=3, start=4)
+
+
+def _unprocessed_input(h: HistoryBuilder) -> None:
+    """An aborted txn polls 0-2; the consumer goes on, and the next txn polls 3-4 and commits 5."""
+    h.subscribe(7, "c1", ["t0"])
+    first = {"consumer": "c1", "records": [{"topic": "t0", "partition": 0, "offset": o, "value": o} for o in range(3)],
+             "rebalances": [{"event": "assigned", "topic": "t0", "partition": 0, "position": None}]}
+    h.txn(7, [("poll", first)], type="fail", error="aborted-on-purpose")
+    second = {"consumer": "c1", "records": [{"topic": "t0", "partition": 0, "offset": o, "value": o} for o in (3, 4)]}
+    commit = {"consumer": "c1", "offsets": [{"topic": "t0", "partition": 0, "offset": 5}]}
+    h.txn(7, [("poll", second), ("commit", commit)])
+    _finish(h, {("t0", 0): [(o, o) for o in range(5)]})
 
 
 # -- Kafka transactions, history format 2 ---------------------------------------------
@@ -281,6 +316,7 @@ HISTORIES: dict[str, Callable[[HistoryBuilder], None]] = {
     "lost-write": _lost_write, "inconsistent-offsets": _inconsistent_offsets, "duplicate": _duplicate,
     "realtime-order": _realtime_order, "nonmonotonic-poll": _nonmonotonic_poll, "poll-skip": _poll_skip,
     "nonmonotonic-send": _nonmonotonic_send, "aborted-read": _aborted_read, "unseen": _unseen,
+    "group-rewind": _group_rewind, "group-skip": _group_skip, "unprocessed-input": _unprocessed_input,
     "torn-txn": _torn_txn, "precommitted-read": _precommitted_read, "int-nonmonotonic-send": _int_nonmonotonic_send,
     "int-poll-skip": _int_poll_skip, "int-nonmonotonic-poll": _int_nonmonotonic_poll,
     "G0": _g0, "G1c": _g1c, "G0-realtime": _g0_realtime, "G1c-realtime": _g1c_realtime,
@@ -336,7 +372,7 @@ def _ops(run: Path) -> dict[int, dict[str, Any]]:
 
 def _role(anomaly: str) -> str:
     """What the anomaly does to a verdict, by checkers/verdict.py (no run here is idempotent)."""
-    if anomaly == "unseen":
+    if anomaly in INFORMATIONAL:
         return "informational"
     if anomaly == "lagging-osn":
         return "unknown"
