@@ -36,11 +36,11 @@ class KafkaClient:
 
     def prepare(self) -> None:
         """What the first producer or consumer would otherwise wait for inside the main phase:
-        the Java client's jars (Maven, the first time) and its JVM."""
+        the Java client's jars (Maven, the first time), the JVM and the release's class loader."""
         if self.java:
-            from workloads.java.libs import start_jvm
+            from workloads.java.libs import release
 
-            start_jvm(str(self.version))
+            release(str(self.version))
 
     def producer(self, config: dict[str, Any]) -> Any:
         if self.java:

@@ -34,7 +34,7 @@ from typing import Any
 
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, KafkaError, KafkaException, TopicPartition
 
-from workloads.java.libs import start_jvm
+from workloads.java.libs import Release, release
 
 # librdkafka settings with another name in the Java client.
 RENAMED = {"message.timeout.ms": "delivery.timeout.ms"}
@@ -92,23 +92,21 @@ FATAL = ("ProducerFencedException", "OutOfOrderSequenceException", "Authorizatio
          "UnsupportedVersionException", "InvalidTxnStateException")
 
 
-def kafka_error(exc: Any) -> KafkaError:
+def kafka_error(exc: Any, rel: Release) -> KafkaError:
     """A Java exception as confluent-kafka's KafkaError: Kafka's protocol code for it (the code
     librdkafka reports for the same broker error) and librdkafka's flags. Fatal: one of FATAL,
     or anything that is not one of Kafka's errors of a request (ApiException); retriable:
     Kafka's RetriableException (a timed-out commit is tried again); otherwise an open txn
     must be aborted. A KafkaException that wraps another ("... in an error state") is judged
-    by what it wraps."""
-    from jpype import JClass
-
-    errors = JClass("org.apache.kafka.common.protocol.Errors")
+    by what it wraps. `rel`: the release whose client raised it."""
+    errors = rel.cls("org.apache.kafka.common.protocol.Errors")
     cause = exc
     while cause.getCause() is not None and cause.getClass().getName() == "org.apache.kafka.common.KafkaException":
         cause = cause.getCause()
-    api = JClass("org.apache.kafka.common.errors.ApiException")
-    retriable = isinstance(cause, JClass("org.apache.kafka.common.errors.RetriableException"))
+    api = rel.cls("org.apache.kafka.common.errors.ApiException")
+    retriable = isinstance(cause, rel.cls("org.apache.kafka.common.errors.RetriableException"))
     fatal = not isinstance(cause, api) or any(
-        isinstance(cause, JClass(f"org.apache.kafka.common.errors.{name}")) for name in FATAL)
+        isinstance(cause, rel.cls(f"org.apache.kafka.common.errors.{name}")) for name in FATAL)
     code = int(errors.forException(cause).code())
     return KafkaError(code, f"{cause.getClass().getSimpleName()}: {cause.getMessage()}", fatal=fatal,
                       retriable=retriable and not fatal, txn_requires_abort=not fatal and not retriable)
@@ -127,27 +125,27 @@ def _java_config(config: dict[str, Any], **extra: str) -> Any:
     return props
 
 
-def _call(fn: Callable[[], Any]) -> Any:
-    """A call into the Java client from this thread; its Java exception as KafkaException."""
+def _call(rel: Release, fn: Callable[[], Any]) -> Any:
+    """A call into `rel`'s Java client from this thread; its Java exception as KafkaException."""
     from jpype import JException
 
     _daemon()
     try:
         return fn()
     except JException as exc:
-        raise KafkaException(kafka_error(exc)) from None
+        raise KafkaException(kafka_error(exc, rel)) from None
 
 
-def _offsets_table(offsets: list[TopicPartition] | None) -> Any:
+def _offsets_table(rel: Release, offsets: list[TopicPartition] | None) -> Any:
     """confluent-kafka's TopicPartition offsets as the Java client's Map<TopicPartition,
     OffsetAndMetadata> (a commit's, or a transaction's send_offsets')."""
     from jpype import JClass
 
     _daemon()
-    meta = JClass("org.apache.kafka.clients.consumer.OffsetAndMetadata")
+    meta = rel.cls("org.apache.kafka.clients.consumer.OffsetAndMetadata")
     table = JClass("java.util.HashMap")()
     for p in offsets or []:
-        table.put(_tp(p.topic, p.partition), meta(p.offset))
+        table.put(_tp(rel, p.topic, p.partition), meta(p.offset))
     return table
 
 
@@ -159,20 +157,16 @@ def _bytes(value: bytes | str | None) -> Any:
     return JArray(JByte)(value.encode() if isinstance(value, str) else value)
 
 
-def _tp(topic: str, partition: int) -> Any:
-    from jpype import JClass
-
-    return JClass("org.apache.kafka.common.TopicPartition")(topic, partition)
+def _tp(rel: Release, topic: str, partition: int) -> Any:
+    return rel.cls("org.apache.kafka.common.TopicPartition")(topic, partition)
 
 
 class Producer:
     """confluent_kafka.Producer's produce / poll / flush over a Java KafkaProducer."""
 
     def __init__(self, config: dict[str, Any], version: str, logger: Any = None):
-        start_jvm(version)
+        self._rel = rel = release(version)
         _daemon()
-        from jpype import JClass
-
         config = dict(config)
         delivery = int(config.get("message.timeout.ms", 120_000))
         request = int(config.get("request.timeout.ms", 30_000))
@@ -183,8 +177,9 @@ class Producer:
         serializer = "org.apache.kafka.common.serialization.ByteArraySerializer"
         props = _java_config(config, **{"key.serializer": serializer, "value.serializer": serializer,
                                         "max.block.ms": str(delivery)})
-        self._java = JClass("org.apache.kafka.clients.producer.KafkaProducer")(props)
-        self._record = JClass("org.apache.kafka.clients.producer.ProducerRecord")
+        with rel.context():
+            self._java = rel.cls("org.apache.kafka.clients.producer.KafkaProducer")(props)
+        self._record = rel.cls("org.apache.kafka.clients.producer.ProducerRecord")
         self._closed = threading.Event()
 
     def produce(self, topic: str, value: bytes | None = None, key: bytes | None = None, partition: int = -1,
@@ -195,26 +190,27 @@ class Producer:
         from jpype import JInt
 
         record = self._record(topic, JInt(partition) if partition >= 0 else None, _bytes(key), _bytes(value))
-        _call(lambda: self._java.send(record, _Report(on_delivery, topic, partition, key, value)))
+        report = _proxy(self._rel, "report", _report_class)(self._rel, on_delivery, topic, partition, key, value)
+        _call(self._rel, lambda: self._java.send(record, report))
 
     # Transactions: each call blocks up to max.block.ms (the delivery timeout) in the Java
     # client, which is what the workloads pass as the timeout.
     def init_transactions(self, timeout: float | None = None) -> None:
-        _call(self._java.initTransactions)
+        _call(self._rel, self._java.initTransactions)
 
     def begin_transaction(self) -> None:
-        _call(self._java.beginTransaction)
+        _call(self._rel, self._java.beginTransaction)
 
     def send_offsets_to_transaction(self, offsets: list[TopicPartition], group_metadata: Any,
                                     timeout: float | None = None) -> None:
-        table = _offsets_table(offsets)
-        _call(lambda: self._java.sendOffsetsToTransaction(table, group_metadata))
+        table = _offsets_table(self._rel, offsets)
+        _call(self._rel, lambda: self._java.sendOffsetsToTransaction(table, group_metadata))
 
     def commit_transaction(self, timeout: float | None = None) -> None:
-        _call(self._java.commitTransaction)
+        _call(self._rel, self._java.commitTransaction)
 
     def abort_transaction(self, timeout: float | None = None) -> None:
-        _call(self._java.abortTransaction)
+        _call(self._rel, self._java.abortTransaction)
 
     def poll(self, timeout: float = 0) -> int:
         """Reports are served by the Java client's own I/O thread: nothing to do but wait."""
@@ -234,15 +230,22 @@ class Producer:
         return 0
 
 
-def _report_class() -> type:
+def _proxy(rel: Release, name: str, make: Callable[[Release], type]) -> type:
+    """The Python class implementing one of `rel`'s interfaces (`make(rel)`), made once per release."""
+    if name not in rel.proxies:
+        rel.proxies[name] = make(rel)
+    return rel.proxies[name]
+
+
+def _report_class(rel: Release) -> type:
     from jpype import JImplements, JOverride
 
-    @JImplements("org.apache.kafka.clients.producer.Callback", deferred=True)
+    @JImplements(rel.cls("org.apache.kafka.clients.producer.Callback"))
     class Report:
         """A delivery report into Python, on the producer's I/O thread."""
 
-        def __init__(self, on_delivery, topic, partition, key, value):
-            self.on_delivery, self.topic, self.partition = on_delivery, topic, partition
+        def __init__(self, rel, on_delivery, topic, partition, key, value):
+            self.rel, self.on_delivery, self.topic, self.partition = rel, on_delivery, topic, partition
             self.key, self.value = key, value
 
         @JOverride
@@ -251,7 +254,7 @@ def _report_class() -> type:
                 return
             try:
                 if exception is not None:
-                    self.on_delivery(kafka_error(exception), Message(self.topic, self.partition, -1, self.key,
+                    self.on_delivery(kafka_error(exception, self.rel), Message(self.topic, self.partition, -1, self.key,
                                                                      self.value))
                 else:
                     offset = int(metadata.offset()) if metadata.hasOffset() else -1
@@ -263,7 +266,6 @@ def _report_class() -> type:
     return Report
 
 
-_Report = _report_class()
 
 
 class Consumer:
@@ -271,13 +273,14 @@ class Consumer:
     commit / subscribe / close over a Java KafkaConsumer."""
 
     def __init__(self, config: dict[str, Any], version: str, logger: Any = None):
-        start_jvm(version)
+        self._rel = rel = release(version)
         _daemon()
         from jpype import JClass
 
         deserializer = "org.apache.kafka.common.serialization.ByteArrayDeserializer"
         props = _java_config(config, **{"key.deserializer": deserializer, "value.deserializer": deserializer})
-        self._java = JClass("org.apache.kafka.clients.consumer.KafkaConsumer")(props)
+        with rel.context():
+            self._java = rel.cls("org.apache.kafka.clients.consumer.KafkaConsumer")(props)
         self._duration = JClass("java.time.Duration")
         self._buffer: deque[Message] = deque()
         self._in_rebalance = False  # inside a rebalance callback (subscribe's listener)
@@ -292,21 +295,21 @@ class Consumer:
         _daemon()
         from jpype import JClass
 
-        tps = [(_tp(p.topic, p.partition), p.offset) for p in partitions]
+        tps = [(_tp(self._rel, p.topic, p.partition), p.offset) for p in partitions]
         if not self._in_rebalance:
             self._buffer.clear()
-            _call(lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
+            _call(self._rel, lambda: self._java.assign(JClass("java.util.ArrayList")([tp for tp, _ in tps])))
         self._seek(tps)
 
     def incremental_assign(self, partitions: list[TopicPartition]) -> None:
         """Inside a rebalance callback only (the group assigns): seek to the given offsets."""
-        self._seek([(_tp(p.topic, p.partition), p.offset) for p in partitions])
+        self._seek([(_tp(self._rel, p.topic, p.partition), p.offset) for p in partitions])
 
     def unassign(self) -> None:
         """Inside a rebalance callback the Java client revokes by itself; elsewhere, unassign all."""
         if not self._in_rebalance:
             self._buffer.clear()
-            _call(self._java.unsubscribe)
+            _call(self._rel, self._java.unsubscribe)
 
     def incremental_unassign(self, partitions: list[TopicPartition]) -> None:
         """Inside a rebalance callback the Java client revokes by itself."""
@@ -316,11 +319,11 @@ class Consumer:
         _daemon()
         from jpype import JClass
 
-        wanted = JClass("java.util.HashSet")([_tp(p.topic, p.partition) for p in partitions])
-        table = _call(lambda: self._java.committed(wanted, self._ms(30 if timeout is None else timeout)))
+        wanted = JClass("java.util.HashSet")([_tp(self._rel, p.topic, p.partition) for p in partitions])
+        table = _call(self._rel, lambda: self._java.committed(wanted, self._ms(30 if timeout is None else timeout)))
         out = []
         for p in partitions:
-            meta = table.get(_tp(p.topic, p.partition))
+            meta = table.get(_tp(self._rel, p.topic, p.partition))
             out.append(TopicPartition(p.topic, p.partition, int(meta.offset()) if meta is not None else OFFSET_INVALID))
         return out
 
@@ -329,11 +332,11 @@ class Consumer:
 
         for tp, offset in tps:
             if offset == OFFSET_BEGINNING:
-                _call(lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
+                _call(self._rel, lambda tp=tp: self._java.seekToBeginning(JClass("java.util.List").of(tp)))
             elif offset == OFFSET_END:
-                _call(lambda tp=tp: self._java.seekToEnd(JClass("java.util.List").of(tp)))
+                _call(self._rel, lambda tp=tp: self._java.seekToEnd(JClass("java.util.List").of(tp)))
             elif offset >= 0:
-                _call(lambda tp=tp, offset=offset: self._java.seek(tp, offset))
+                _call(self._rel, lambda tp=tp, offset=offset: self._java.seek(tp, offset))
 
     def subscribe(self, topics: list[str], on_assign: Callable | None = None, on_revoke: Callable | None = None,
                   on_lost: Callable | None = None) -> None:
@@ -341,14 +344,14 @@ class Consumer:
         from jpype import JClass
 
         self._buffer.clear()
-        listener = _Rebalances(self, on_assign, on_revoke, on_lost or on_revoke)
-        _call(lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics)), listener))
+        listener = _proxy(self._rel, "rebalances", _rebalances_class)(self, on_assign, on_revoke, on_lost or on_revoke)
+        _call(self._rel, lambda: self._java.subscribe(JClass("java.util.ArrayList")(list(topics)), listener))
 
     def consume(self, num_messages: int = 1, timeout: float = -1) -> list[Message]:
         """Up to num_messages records: buffered ones first, else one poll's worth."""
         _daemon()
         if not self._buffer:
-            records = _call(lambda: self._java.poll(self._ms(timeout if timeout >= 0 else 3600)))
+            records = _call(self._rel, lambda: self._java.poll(self._ms(timeout if timeout >= 0 else 3600)))
             for r in records:
                 value, key = r.value(), r.key()
                 self._buffer.append(Message(str(r.topic()), int(r.partition()), int(r.offset()),
@@ -363,11 +366,11 @@ class Consumer:
         first = {}
         for m in self._buffer:
             first.setdefault((m.topic(), m.partition()), m.offset())
-        return [TopicPartition(p.topic, p.partition,
-                               first.get((p.topic, p.partition))
-                               if (p.topic, p.partition) in first
-                               else int(_call(lambda p=p: self._java.position(_tp(p.topic, p.partition),
-                                                                                 self._ms(5)))))
+        def fetched(p: TopicPartition) -> int:
+            return int(_call(self._rel, lambda: self._java.position(_tp(self._rel, p.topic, p.partition), self._ms(5))))
+
+        return [TopicPartition(p.topic, p.partition, first[(p.topic, p.partition)]
+                               if (p.topic, p.partition) in first else fetched(p))
                 for p in partitions]
 
     def get_watermark_offsets(self, partition: TopicPartition, timeout: float | None = None,
@@ -375,29 +378,29 @@ class Consumer:
         _daemon()
         from jpype import JClass
 
-        tps = JClass("java.util.List").of(_tp(partition.topic, partition.partition))
+        tps = JClass("java.util.List").of(_tp(self._rel, partition.topic, partition.partition))
         wait = self._ms(5 if timeout is None else timeout)
-        low = _call(lambda: self._java.beginningOffsets(tps, wait))
-        high = _call(lambda: self._java.endOffsets(tps, wait))
+        low = _call(self._rel, lambda: self._java.beginningOffsets(tps, wait))
+        high = _call(self._rel, lambda: self._java.endOffsets(tps, wait))
         return int(next(iter(low.values()))), int(next(iter(high.values())))
 
     def consumer_group_metadata(self) -> Any:
-        return _call(self._java.groupMetadata)
+        return _call(self._rel, self._java.groupMetadata)
 
     def commit(self, offsets: list[TopicPartition] | None = None, asynchronous: bool = True) -> None:
         _daemon()
         from jpype import JClass, JException
 
-        table = _offsets_table(offsets)
+        table = _offsets_table(self._rel, offsets)
         if asynchronous:
-            _call(lambda: self._java.commitAsync(table, None))
+            _call(self._rel, lambda: self._java.commitAsync(table, None))
             return None
         try:
             self._java.commitSync(table)
         except JException as exc:
-            if isinstance(exc, JClass("org.apache.kafka.clients.consumer.CommitFailedException")):
+            if isinstance(exc, self._rel.cls("org.apache.kafka.clients.consumer.CommitFailedException")):
                 raise KafkaException(KafkaError(KafkaError.ILLEGAL_GENERATION, str(exc.getMessage()))) from None
-            raise KafkaException(kafka_error(exc)) from None
+            raise KafkaException(kafka_error(exc, self._rel)) from None
         return None
 
     def close(self) -> None:
@@ -412,10 +415,10 @@ class Consumer:
 
 
 
-def _rebalances_class() -> type:
+def _rebalances_class(rel: Release) -> type:
     from jpype import JImplements, JOverride
 
-    @JImplements("org.apache.kafka.clients.consumer.ConsumerRebalanceListener", deferred=True)
+    @JImplements(rel.cls("org.apache.kafka.clients.consumer.ConsumerRebalanceListener"))
     class Rebalances:
         """A subscription's rebalances into confluent-kafka-shaped callbacks (consumer, partitions),
         on the polling thread. An exception of a callback comes out of that poll."""
@@ -447,5 +450,3 @@ def _rebalances_class() -> type:
 
     return Rebalances
 
-
-_Rebalances = _rebalances_class()
