@@ -16,6 +16,11 @@ from typing import Any
 from ground.generator import NS, Answer, Context, Pending
 from ground.op import OK, Op
 
+# A final op that was not ok is asked again no sooner than this after it was last handed out:
+# one that fails at once (a client that cannot even start) must not spin the phase (a run
+# whose Java client could not start recorded 229,212 final reads in its 60 s).
+RETRY_AFTER = NS // 5
+
 
 def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True)
@@ -35,6 +40,7 @@ class UntilOk:
         # Asked once each, whatever their outcome, before any of `ops`.
         self._first: deque[Op] = deque(first or [])
         self._first_out: set[str] = set()
+        self._retry: list[tuple[Op, int]] = []  # (op, when it may be asked again): failed ones
 
     def op(self, ctx: Context) -> Answer:
         with self._lock:
@@ -48,14 +54,17 @@ class UntilOk:
                 if ctx.now - since > self._stale:
                     del self._out[key]
                     self._todo.append(op)
+            due = [r for r in self._retry if r[1] <= ctx.now]
+            self._retry = [r for r in self._retry if r[1] > ctx.now]
+            self._todo.extend(op for op, _ in due)
             if self._todo:
                 op = self._todo.popleft()
                 self._out[_key(op["value"])] = (op, ctx.now)
                 return {**op, "value": dict(op["value"])}
-            if not self._out:
+            if not self._out and not self._retry:
                 return None
-            oldest = min(since for _, since in self._out.values())
-            return Pending(oldest + self._stale + 1)
+            wake = [since + self._stale + 1 for _, since in self._out.values()] + [at for _, at in self._retry]
+            return Pending(min(wake))
 
     def completed(self, value: Any, ok: bool) -> None:
         """The client's report for the final op whose invoke value was `value`."""
@@ -65,7 +74,7 @@ class UntilOk:
                 return
             out = self._out.pop(_key(value), None)
             if out is not None and not ok:
-                self._todo.append(out[0])
+                self._retry.append((out[0], out[1] + RETRY_AFTER))
 
 
 class FinalReports:
