@@ -45,7 +45,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
-from checkers.ingest import txn_lines
+from checkers.ingest import group_lines, txn_lines
 from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, GROUP, NEMESIS, OP, OPS, READ_FIELDS,
                                     READ_OP_FIELDS, RECORDS, TYPES, VALUE)
 from checkers.ingest.txn_schema import MOP_LIST, MOPS, TXN
@@ -502,24 +502,13 @@ def group_rows(table: pa.Table) -> pa.Table:
     completion (its type says whether it is committed)."""
     done = pc.fill_null(pc.not_equal(table["type"], "invoke"), False)
     parts = []
-    for f, name, kind, offset in (("poll", "rebalances", "event", "position"), ("commit", "offsets", None, "offset")):
-        rows = table.filter(pc.and_(done, pc.fill_null(pc.equal(table["f"], f), False))).combine_chunks()
-        if rows.num_rows == 0:
-            continue
-        value = rows["value"].combine_chunks()
-        lists = pc.struct_field(value, name)
-        parents = pc.list_parent_indices(lists)
-        if len(parents) == 0:
-            continue
-        elements = pc.list_flatten(lists)
-        n = len(elements)
-        parts.append(pa.table({
-            "index": pc.take(rows["index"], parents), "type": pc.take(rows["type"], parents),
-            "f": pc.struct_field(elements, kind) if kind else pa.array([f] * n, pa.string()),
-            "consumer": pc.take(pc.struct_field(value, "consumer"), parents),
-            "topic": pc.struct_field(elements, "topic"), "partition": pc.struct_field(elements, "partition"),
-            "offset": pc.struct_field(elements, offset)}, schema=GROUP))
-    return pa.concat_tables(parts) if parts else GROUP.empty_table()
+    for f, name, kind, offset in group_lines.SOURCES:
+        ops = table.filter(pc.and_(done, pc.fill_null(pc.equal(table["f"], f), False))).combine_chunks()
+        if ops.num_rows:
+            value = ops["value"].combine_chunks()
+            parts.append(group_lines.rows(ops["index"], ops["type"], pc.struct_field(value, "consumer"),
+                                          pc.struct_field(value, name), f, kind, offset))
+    return group_lines.joined(parts)
 
 
 # A block's hashes, hex that the ordering checks compare as lower-case (checkers.ordering).

@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pj
 
+from checkers.ingest import group_lines
 from checkers.ingest.schema import GROUP, RECORDS
-from checkers.ingest.txn_schema import COMMIT, MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
+from checkers.ingest.txn_schema import MICRO_OPS, MOP, MOPS, POLL, READ_MOP_FIELDS, TXN, TXN_OP
 
 MARK = b'"' + TXN.encode() + b'"'
 _HEAD = re.compile(rb'\[\s*"(' + b"|".join(m.encode() for m in MICRO_OPS) + rb')"\s*,')
@@ -140,19 +141,10 @@ def _group_rows(columns: dict[str, Any], body: pa.Array) -> pa.Table:
     rebalances of poll micro-ops and the offsets of commit micro-ops, under the txn's index
     and type (a commit micro-op's offsets are committed as its txn is)."""
     parts = []
-    for mf, name, kind, offset in ((POLL, "rebalances", "event", "position"), (COMMIT, "offsets", None, "offset")):
+    for mf, name, kind, offset in group_lines.SOURCES:
         mine = pc.fill_null(pc.equal(columns["mf"], mf), False)
-        if not pc.any(mine).as_py():
-            continue
-        lists = pc.if_else(mine, pc.struct_field(body, name), pa.nulls(len(body), MOP.field(name).type))
-        at = pc.list_parent_indices(lists)
-        if len(at) == 0:
-            continue
-        elements = pc.list_flatten(lists)
-        parts.append(pa.table({
-            "index": pc.take(columns["index"], at), "type": pc.take(columns["type"], at),
-            "f": pc.struct_field(elements, kind) if kind else pa.repeat(pa.scalar(mf), len(elements)),
-            "consumer": pc.take(columns["consumer"], at),
-            "topic": pc.struct_field(elements, "topic"), "partition": pc.struct_field(elements, "partition"),
-            "offset": pc.struct_field(elements, offset)}, schema=GROUP))
-    return pa.concat_tables(parts) if parts else GROUP.empty_table()
+        if pc.any(mine).as_py():
+            lists = pc.if_else(mine, pc.struct_field(body, name), pa.nulls(len(body), MOP.field(name).type))
+            parts.append(group_lines.rows(columns["index"], columns["type"], columns["consumer"], lists, mf, kind,
+                                          offset))
+    return group_lines.joined(parts)
