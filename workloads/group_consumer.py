@@ -62,6 +62,7 @@ class GroupConsumer:
         self.positions: dict[tuple[str, int], int | None] = {}  # assigned: next offset to read (None: the beginning)
         self._events: list[dict[str, Any]] = []  # rebalances seen and not yet in a poll
         self._held: list[Any] = []  # a record read after a rebalance that opens the next poll
+        self._closing = False
         consumer.subscribe(list(topics), on_assign=self._assigned, on_revoke=self._revoked, on_lost=self._lost)
 
     @staticmethod
@@ -75,6 +76,11 @@ class GroupConsumer:
 
     # -- rebalance callbacks (on the polling thread, inside consume) -------------------------
     def _assigned(self, consumer: Any, partitions: list[TopicPartition]) -> None:
+        if self._closing:
+            # A rebalance that close() runs: nothing more is read, so no start position is
+            # asked for (the lookup may time out there, and librdkafka's binding then raises
+            # from close() an error no `except Exception` catches); the binding assigns itself.
+            return
         committed = consumer.committed(partitions, timeout=COMMITTED_TIMEOUT) if partitions else []
         start = []
         for p in committed:
@@ -139,6 +145,7 @@ class GroupConsumer:
         return [{"topic": p.topic, "partition": p.partition, "offset": p.offset} for p in offsets]
 
     def close(self) -> None:
+        self._closing = True
         try:
             self.consumer.close()
         except RuntimeError:  # closed already
