@@ -54,21 +54,21 @@ class ProcessNemesis(Fault):
         return op(action, self.name, nodes=victims, **detail)
 
     def stop(self) -> Op:
-        undo = UNDO[self.options.action]
         done = self._undo(self.touched)
         self.touched = []
-        return op(undo, self.name, nodes=done)
+        return op(UNDO[self.options.action], self.name, nodes=[n for names in done.values() for n in names])
 
-    def _undo(self, names: list[str]) -> list[str]:
-        done = []
+    def _undo(self, names: list[str]) -> dict[str, list[str]]:
+        """Resume the paused and start the stopped among `names`: what was done, by verb."""
+        done: dict[str, list[str]] = {"resume": [], "start": []}
         for name in names:
             node = self.cluster.node(name)
             if node.state == "paused":
                 node.resume()
-                done.append(name)
+                done["resume"].append(name)
             elif _down(node):
                 node.start()
-                done.append(name)
+                done["start"].append(name)
         return done
 
     def roles(self) -> set[str]:
@@ -80,9 +80,15 @@ class ProcessNemesis(Fault):
         roles = {target.role} if target.pick in ROLE_PICKS else \
             {"kafka", "controller"} if target.pick == "controller" else {"kafka"}
         names = sorted({n.name for role in roles for n in self.cluster.by_role(role)} | set(self.touched))
+        # One op per verb done, named for what happened to the nodes, not for this fault's
+        # action: a pause fault's heal also starts a broker another fault killed (a mixed
+        # schedule's last fault), and the history must say it was started, not resumed.
+        return [op(verb, self.name, nodes=nodes) for verb, nodes in self._heal(names).items() if nodes]
+
+    def _heal(self, names: list[str]) -> dict[str, list[str]]:
         done = self._undo(names)
         self.touched = []
-        return [op(UNDO[self.options.action], self.name, nodes=done)] if done else []
+        return done
 
 
 def process_fault(name: str, action: Action, **target: Any):

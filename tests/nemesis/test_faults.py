@@ -122,6 +122,17 @@ def test_heal_all_resumes_and_starts_every_node_of_the_role_and_is_idempotent() 
     assert nem.heal_all() == []
 
 
+def test_a_pause_faults_heal_records_a_node_it_started_as_started_not_resumed() -> None:
+    cluster = FakeCluster()
+    nem = fault_factory("pause-broker")({"target": {"pick": "all"}})
+    nem.setup(cluster)
+    nem.start(nem.rng)
+    cluster.node("kafka2").state = "exited"  # killed by another fault while paused
+    ops = nem.heal_all()
+    verbs = {o["f"]: o["value"]["nodes"] for o in ops}
+    assert verbs == {"resume": ["kafka1", "kafka3"], "start": ["kafka2"]}, ops
+
+
 def test_random_targets_come_from_the_seed_and_skip_dead_nodes() -> None:
     cluster = FakeCluster(brokers=4)
     cluster.node("kafka2").state = "exited"
