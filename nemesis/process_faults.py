@@ -83,12 +83,9 @@ class ProcessNemesis(Fault):
         # One op per verb done, named for what happened to the nodes, not for this fault's
         # action: a pause fault's heal also starts a broker another fault killed (a mixed
         # schedule's last fault), and the history must say it was started, not resumed.
-        return [op(verb, self.name, nodes=nodes) for verb, nodes in self._heal(names).items() if nodes]
-
-    def _heal(self, names: list[str]) -> dict[str, list[str]]:
         done = self._undo(names)
         self.touched = []
-        return done
+        return [op(verb, self.name, nodes=nodes) for verb, nodes in done.items() if nodes]
 
 
 def process_fault(name: str, action: Action, **target: Any):

@@ -426,7 +426,7 @@ def test_kafka_txn_in_a_group_records_rebalances_and_the_offsets_each_txn_commit
 
     # 20 s: three members joining one by one rebalance the group up to three times before each
     # holds partitions; a CI run whose main phase was 6 s ended with no assignment on the Java
-    # client (here the first came 2.2 s after subscribing, the last 5 s).
+    # client (here the first came 2.2 s after the first subscribe, the last 5.9 s).
     scenario = {"variant": "fabric-recommended", "concurrency": 3, "rate": 30, "duration": 20, "recovery_wait": 0,
                 "final_read_time_limit": 40, "op_timeout": 15, "seed": 6,
                 "client": {"implementation": implementation},
