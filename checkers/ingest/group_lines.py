@@ -9,10 +9,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from checkers.ingest.schema import GROUP
+from checkers.ingest.txn_schema import COMMIT, POLL
 
 # (the f or micro-op, its list field, the element field naming the row's f (None: the f
-# itself), the element field that is the row's offset)
-SOURCES = (("poll", "rebalances", "event", "position"), ("commit", "offsets", None, "offset"))
+# itself), the element field that is the row's offset). A format-1 op and a micro-op of the
+# same kind share their name (docs/history-format.md), so one name serves both.
+SOURCES = ((POLL, "rebalances", "event", "position"), (COMMIT, "offsets", None, "offset"))
 
 
 def rows(index: Any, type_: Any, consumer: Any, lists: pa.Array, f: str, kind: str | None,
