@@ -61,6 +61,7 @@ def hunt(variant: str, *, scenario: str = "random", minutes: float, store: Path,
          ) -> HuntResult:
     """Hunt on `variant` for `minutes` (or `max_runs` runs); runs go under STORE/hunt-<variant>/."""
     from harness.cluster_pool import ClusterPool
+    from harness.evidence import keep_partition_files
     from harness.plan import prepare
     from harness.runner import RunError, Runner
 
@@ -113,6 +114,9 @@ def hunt(variant: str, *, scenario: str = "random", minutes: float, store: Path,
                 result.signal = run.signal
                 break
             if run.verdict == "invalid":
+                kept = keep_partition_files(live, run.results, run.run_dir)
+                if kept:
+                    say(f"hunt: {kept}")
                 result.finding, result.to_finding = done, clock() - start
                 extra = f" --duration {duration:g}" if duration is not None else ""
                 result.replay = f"ordeal run {scenario} --variant {variant} --seed {plan.seed}{extra}"

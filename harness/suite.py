@@ -206,6 +206,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
 
     from clusters.errors import ClusterError
     from harness.cluster_pool import ClusterPool
+    from harness.evidence import keep_partition_files
     from harness.runner import RunError, Runner
     from harness.store import create_run_dir, point_latest
 
@@ -260,7 +261,10 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             else:
                 outcome.verdict, outcome.anomalies = run.verdict, run.anomaly_summary()
                 outcome.faults_missed = run.faults_missed or ""
+            kept = None
             if outcome.verdict == "invalid" and plan.needs_cluster:
+                # What the brokers wrote there, before the reboot below removes it.
+                kept = keep_partition_files(live, run.results, run.run_dir)
                 # A cluster that lost data (a truncated partition, a Fabric chain whose
                 # offset is gone) is no clean start: the variant's next run boots a fresh one.
                 pool.release(cell.variant)
@@ -269,6 +273,8 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                 f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}"
                 + (f"; {outcome.fault_note}" if outcome.fault_note else "")
                 + f"; {outcome.seconds:.0f} s; {run.run_dir}")
+            if kept:
+                say(f"    {kept}")
             if outcome.met is not True:
                 for line in fault_lines(run.run_dir / HISTORY):
                     say(line)

@@ -173,3 +173,36 @@ def test_a_leaderless_partition_is_elected_explicitly_when_unclean_election_is_s
         for node in (one, two):
             node.start()
         wait_for(lambda: listed(kraft) == {1, 2, 3}, 40, "not every broker is back and unfenced")
+
+
+def test_an_aborted_and_a_committed_txn_are_read_back_from_every_brokers_segment_files(kraft: Cluster,
+                                                                                       tmp_path: Path) -> None:
+    """The evidence an invalid run keeps (harness/evidence.py): each replica's files of a
+    partition, its batches listed with their producer and the txn markers the broker wrote.
+    The 4.4.0 image has no log-dump tool; this reads the files without one."""
+    from confluent_kafka import Producer
+
+    from clusters.partition_files import LISTING, capture
+
+    create_topics(kraft.bootstrap_servers(), [NewTopic("t-evidence", 1, 3)])
+    producer = Producer({"bootstrap.servers": kraft.bootstrap_servers(), "transactional.id": "evidence"})
+    producer.init_transactions(30)
+    for value, end in ((b"aborted-1", producer.abort_transaction), (b"committed-2", producer.commit_transaction)):
+        producer.begin_transaction()
+        producer.produce("t-evidence", value, partition=0)
+        assert producer.flush(30) == 0  # on the broker before the txn ends, aborted or not
+        end(30)
+
+    def copies() -> list[str] | None:
+        dest = tmp_path / f"look-{time.monotonic_ns()}"
+        capture(kraft.brokers, [("t-evidence", 0)], dest)
+        texts = [(p / LISTING).read_text() for p in sorted(dest.glob("*/t-evidence-0"))]
+        return texts if len(texts) == 3 and all("marker COMMIT" in t for t in texts) else None
+
+    found = wait_for(copies, 30, "not every broker's copy holds both txns and their markers")
+    for text in found:
+        lines = [line for line in text.splitlines() if not line.startswith("#")]
+        kinds = [("aborted-1" in line, "ABORT" in line, "committed-2" in line, "COMMIT" in line) for line in lines]
+        assert kinds == [(True, False, False, False), (False, True, False, False),
+                         (False, False, True, False), (False, False, False, True)], text
+        assert all(" txn " in line for line in lines), text

@@ -1,0 +1,53 @@
+"""What the brokers wrote where an invalid run's anomalies are, kept beside its history before
+the cluster is booted again (suites and hunts reboot a variant after an invalid run).
+
+The partitions are those the anomalies' examples name (a Kafka anomaly's topic and partition;
+an ordering anomaly's channel, which is a one-partition topic of its name). Everything goes
+under <run>/evidence/: each broker's copy of each partition and its batches.txt
+(clusters/partition_files.py), and partitions.txt saying what was kept from where.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+EVIDENCE = "evidence"
+SAID = "partitions.txt"
+
+
+def anomaly_partitions(results: dict[str, Any]) -> set[tuple[str, int]]:
+    """(topic, partition) of every anomaly example that names one."""
+    found = set()
+    for anomaly in (results.get("anomalies") or {}).values():
+        for example in (anomaly.get("examples") or []) if isinstance(anomaly, dict) else []:
+            if not isinstance(example, dict):
+                continue
+            if isinstance(example.get("topic"), str) and isinstance(example.get("partition"), int):
+                found.add((example["topic"], example["partition"]))
+            elif isinstance(example.get("channel"), str):
+                found.add((example["channel"], 0))
+    return found
+
+
+def keep_partition_files(cluster: Any, results: dict[str, Any] | None, run_dir: Path) -> str | None:
+    """Copy the anomalies' partitions from every broker of `cluster` into run_dir/evidence/;
+    one line for the suite's or hunt's log, or None when there was nothing to keep. Never
+    raises: the verdict stands without it."""
+    partitions = anomaly_partitions(results or {})
+    brokers = list(getattr(cluster, "brokers", None) or [])
+    if not partitions or not brokers:
+        return None
+    dest = run_dir / EVIDENCE
+    try:
+        from clusters.partition_files import capture
+
+        said = capture(brokers, partitions, dest)
+    except Exception as exc:  # noqa: BLE001 - evidence is a bonus, the run is judged already
+        return f"evidence: not kept ({exc.__class__.__name__}: {exc})"
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / SAID).write_text("\n".join(said) + "\n")
+    kept = sum(" kept, " in line for line in said)
+    return (f"evidence: {kept} broker copies of {len(partitions)} partitions "
+            f"({', '.join(f'{t}-{p}' for t, p in sorted(partitions)[:6])}"
+            f"{' ...' if len(partitions) > 6 else ''}) in {dest}")
+
