@@ -3,11 +3,14 @@ ordeal's model, side by side in one run.
 
     .venv/bin/python bench/osn.py                       # boots fabric-recommended, then its model twin
     .venv/bin/python bench/osn.py --variant fabric-recommended --txs 2000
+    .venv/bin/python bench/osn.py --variant fabric-recommended --in-flight 256 --txs 20000
     .venv/bin/python bench/osn.py --osn 10.0.0.31:7050 --osn 10.0.0.32:7050   # OSNs already running
 
 For each variant (a running cluster of it is used, else one is booted and removed after),
 broadcasts --txs transactions over its channels, each to a random OSN, from --concurrency
-client threads; then waits until every OSN delivers every acknowledged tx. Prints the
+client threads each waiting for its answer, or with --in-flight N from one thread keeping N
+Broadcasts open at once (the ordering workload's way with a scenario's in_flight, see
+clusters/orderer/broadcasts.py); then waits until every OSN delivers every acknowledged tx. Prints the
 acknowledged rate (SUCCESS answers per second), the ordered rate (until the last acknowledged
 tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers, then the
 real/model ratios. It asserts nothing.
@@ -24,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from clusters.orderer.broadcasts import AsyncBroadcaster
 from clusters.orderer.client import OsnClient, OsnUnreachable
 from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
 
@@ -48,7 +52,7 @@ class Figures:
 
 
 def measure(label: str, addresses: list[str], channels: list[str], identity: Identity, txs: int,
-            concurrency: int, payload_bytes: int) -> Figures:
+            concurrency: int, payload_bytes: int, in_flight: int = 0) -> Figures:
     client = OsnClient(identity)
     run = f"{time.time_ns():x}"
     payload = b"x" * payload_bytes
@@ -78,13 +82,40 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
                     latencies.append(took)
                     acked[channel].add(tx)
 
+    def answered(channel: str, tx: str, began: float, status: object, room: threading.Semaphore) -> None:
+        took = time.perf_counter() - began
+        if isinstance(status, OsnUnreachable):
+            status = f"unreachable:{status.code}"
+        with lock:
+            statuses[str(status)] += 1
+            if status == "SUCCESS":
+                latencies.append(took)
+                acked[channel].add(tx)
+        room.release()
+
+    def open_at_once() -> None:
+        """One thread, up to in_flight Broadcasts open; returns when every one is answered."""
+        broadcasts, room, rng = AsyncBroadcaster(identity), threading.Semaphore(in_flight), random.Random()
+        for i in range(txs):
+            room.acquire()
+            channel, tx = channels[i % len(channels)], f"bench-{run}-{i}"
+            broadcasts.broadcast(rng.choice(addresses), channel, tx,
+                                 lambda status, c=channel, t=tx, b=time.perf_counter(): answered(c, t, b, status, room),
+                                 data=payload)
+        for _ in range(in_flight):
+            room.acquire()
+        broadcasts.close()
+
     heights = {(a, c): len(client.deliver(a, c, 0)) for a in addresses for c in channels}
     began = time.perf_counter()
-    threads = [threading.Thread(target=worker) for _ in range(concurrency)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    if in_flight:
+        open_at_once()
+    else:
+        threads = [threading.Thread(target=worker) for _ in range(concurrency)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     broadcast_s = time.perf_counter() - began
 
     pending = {(a, c) for a in addresses for c in channels if acked[c]}
@@ -119,7 +150,7 @@ def on_variant(name: str, args: argparse.Namespace) -> Figures:
         o = cluster.orderer_description() or {}
         label = f"{name} ({o.get('implementation')})"
         return measure(label, list(cluster.osn_addresses().values()), list(variant.orderer.channels),
-                       cluster.client_identity(), args.txs, args.concurrency, args.payload_bytes)
+                       cluster.client_identity(), args.txs, args.concurrency, args.payload_bytes, args.in_flight)
     finally:
         if booted:
             cluster.down()
@@ -127,7 +158,8 @@ def on_variant(name: str, args: argparse.Namespace) -> Figures:
 
 def show(figures: list[Figures], args: argparse.Namespace) -> None:
     load = os.getloadavg()
-    print(f"{args.txs} txs, concurrency {args.concurrency}, payload {args.payload_bytes} B; "
+    how = f"{args.in_flight} in flight" if args.in_flight else f"concurrency {args.concurrency}"
+    print(f"{args.txs} txs, {how}, payload {args.payload_bytes} B; "
           f"load average {load[0]:.1f} {load[1]:.1f} {load[2]:.1f} on {os.cpu_count()} cores")
     print(f"{'':44} {'ack tx/s':>9} {'ordered tx/s':>13} {'p50 ms':>8} {'p99 ms':>8}  statuses")
     for f in figures:
@@ -146,7 +178,9 @@ def main() -> int:
     parser.add_argument("--osn", action="append", default=[], help="OSN address host:port of running OSNs (repeatable)")
     parser.add_argument("--channels", nargs="+", default=["ch0", "ch1"], help="with --osn: the channels")
     parser.add_argument("--txs", type=int, default=5000)
-    parser.add_argument("--concurrency", type=int, default=32)
+    parser.add_argument("--concurrency", type=int, default=32, help="client threads, each waiting for its answer")
+    parser.add_argument("--in-flight", type=int, default=0,
+                        help="instead: one thread keeping this many Broadcasts open at once")
     parser.add_argument("--creator", default="bench", help="with --osn: creator name for the model's OSNs")
     parser.add_argument("--msp-dir", type=Path, help="with --osn: sign with this MSP folder (cryptogen layout)")
     parser.add_argument("--msp-id", help="the MSP id of --msp-dir")
@@ -157,7 +191,7 @@ def main() -> int:
     if args.osn:
         identity = MspIdentity.load(args.msp_id, args.msp_dir) if args.msp_dir else NamedIdentity(args.creator)
         figures = [measure("given OSNs", args.osn, args.channels, identity, args.txs, args.concurrency,
-                           args.payload_bytes)]
+                           args.payload_bytes, args.in_flight)]
     else:
         figures = [on_variant(name, args) for name in args.variant or ["fabric-recommended", "fabric-recommended-model"]]
     show(figures, args)

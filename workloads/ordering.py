@@ -15,11 +15,13 @@ import random
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
+from clusters.orderer.broadcasts import AsyncBroadcaster
+from clusters.orderer.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
@@ -110,13 +112,19 @@ class OrderingOps:
 
 
 class OrderingClient:
-    """One process's gRPC channels to the OSNs."""
+    """One process's gRPC channels to the OSNs. With the scenario's in_flight above 1 a
+    broadcast is started without waiting (invoke_async): an OSN serves each Broadcast stream
+    in turn, so the ordering service's throughput is as many Broadcasts as are open at once."""
+
+    async_fs = frozenset({"broadcast"})
 
     def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, finals: FinalReports,
                  addresses: dict[str, str] | None = None, nudges: Nudges | None = None):
         self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
         self.nudges = nudges if nudges is not None else Nudges()
         self.osn: OsnClient | None = None
+        self._broadcasts: AsyncBroadcaster | None = None  # made at the first invoke_async
+        self._broadcasts_lock = threading.Lock()
         # Which ordering service answers ({"implementation", "version"}), carried by the final
         # delivers so that the history itself says what it tested.
         self.orderer: dict[str, str] | None = None
@@ -146,13 +154,39 @@ class OrderingClient:
             return self.deliver(value)
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
+    def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
+        """Start a broadcast and return; `done` gets its completion when the OSN answers (on the
+        broadcaster's loop thread). A final broadcast, which is asked again until it is
+        acknowledged, and an op for an unknown OSN are answered here and now."""
+        value = op["value"]
+        if value.get("final") or value.get("osn") not in self.addresses:
+            done(self.invoke(op))
+            return
+        if self._closed.is_set():  # nothing is sent once the process's client is closed
+            done({"type": FAIL, "value": value, "error": "client-closed"})
+            return
+        with self._broadcasts_lock:
+            if self._broadcasts is None:
+                assert self.osn is not None
+                self._broadcasts = AsyncBroadcaster(self.osn.identity)
+            broadcasts = self._broadcasts
+        broadcasts.broadcast(self.addresses[value["osn"]], value["channel"], value["tx"],
+                             lambda answer: done(self._broadcast_outcome(value, answer)),
+                             timeout=self.opts.broadcast_timeout)
+
     def broadcast(self, value: dict[str, Any]) -> Op:
         assert self.osn is not None
         try:
             status = self.osn.broadcast(self.addresses[value["osn"]], value["channel"], value["tx"],
                                         timeout=self.opts.broadcast_timeout)
-        except OsnUnreachable as exc:  # the envelope may have reached Kafka before the answer was lost
-            return {"type": INFO, "value": value, "error": _status_code(exc.code)}
+        except OsnUnreachable as exc:
+            return self._broadcast_outcome(value, exc)
+        return self._broadcast_outcome(value, status)
+
+    @staticmethod
+    def _broadcast_outcome(value: dict[str, Any], status: BroadcastStatus | OsnUnreachable) -> Op:
+        if isinstance(status, OsnUnreachable):  # the envelope may have reached Kafka before the answer was lost
+            return {"type": INFO, "value": value, "error": _status_code(status.code)}
         if status == "SUCCESS":
             return {"type": OK, "value": {**value, "status": "SUCCESS"}}
         definite = status in REFUSED or (status == "SERVICE_UNAVAILABLE" and not status.indeterminate)
@@ -237,6 +271,10 @@ class OrderingClient:
 
     def close(self) -> None:
         self._closed.set()
+        with self._broadcasts_lock:
+            broadcasts, self._broadcasts = self._broadcasts, None
+        if broadcasts is not None:
+            broadcasts.close()  # what is still open is answered info (cancelled)
         if self.osn is not None:
             self.osn.close()
 

@@ -140,3 +140,47 @@ def test_a_final_deliver_of_a_halted_chain_is_incomplete_and_says_the_chain_is_e
     assert nudge["type"] == OK and nudge["value"]["status"] == "SUCCESS"
     assert (halted["type"], halted["error"], halted["value"]["errored"]) == (INFO, "incomplete", True)
     assert [tx for b in halted["value"]["blocks"] for tx in b["txs"]] == ["tx-0", "tx-1"]
+
+
+def broadcast_async(client, channel: str, tx: str, n: int = 1) -> list[dict]:
+    """`n` broadcasts started at once (in_flight above 1); their completions, once all came."""
+    import threading
+
+    answers, lock, all_in = [], threading.Lock(), threading.Event()
+
+    def done(answer):
+        with lock:
+            answers.append(answer)
+            if len(answers) == n:
+                all_in.set()
+
+    for i in range(n):
+        client.invoke_async({"process": i, "f": "broadcast",
+                             "value": {"channel": channel, "osn": "osn1", "tx": f"{tx}-{i}"}}, done)
+    assert all_in.wait(30), f"{len(answers)} of {n} broadcasts answered"
+    return answers
+
+
+def test_broadcasts_started_at_once_are_each_answered_as_a_blocking_one_would_be_and_all_ordered(osn):
+    client = client_for(osn.address)
+    try:
+        answers = broadcast_async(client, "ch0", "tx-many", 40)
+        assert {a["type"] for a in answers} == {OK} and {a["value"]["status"] for a in answers} == {"SUCCESS"}
+        assert (broadcast_async(client, "ch1", "tx-no")[0]["error"]) == "forbidden"
+        final = client.invoke({"process": 0, "f": "deliver",
+                               "value": {"channel": "ch0", "osn": "osn1", "from": 0, "final": True}})
+        assert sorted(tx for b in final["value"]["blocks"] for tx in b["txs"]) == sorted(
+            a["value"]["tx"] for a in answers)
+    finally:
+        client.close()
+
+
+def test_a_started_broadcast_without_an_answer_is_info_and_one_started_after_close_fails():
+    client = client_for("127.0.0.1:1")
+    try:
+        answer = broadcast_async(client, "ch0", "tx-lost")[0]
+        assert answer["type"] == INFO and answer["error"] == "unavailable"
+    finally:
+        client.close()
+    closed = broadcast_async(client, "ch0", "tx-late")[0]
+    assert (closed["type"], closed["error"]) == (FAIL, "client-closed")  # never sent
