@@ -82,11 +82,14 @@ class AsyncBroadcaster:
                 await channel.close(grace=None)
             self._stubs.clear()
 
+        closing = asyncio.run_coroutine_threadsafe(shut(), self._loop)
+        closing.add_done_callback(lambda _f: self._loop.call_soon_threadsafe(self._loop.stop))
+        if threading.current_thread() is self._thread:
+            return  # closed from an answer: the loop stops once shut() has run
         try:
-            asyncio.run_coroutine_threadsafe(shut(), self._loop).result(timeout=grace + 5)
+            closing.result(timeout=grace + 5)
         except Exception:  # noqa: BLE001 - closing is best effort; the thread is a daemon
-            pass
-        self._loop.call_soon_threadsafe(self._loop.stop)
+            self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=grace + 5)
 
 

@@ -184,3 +184,20 @@ def test_a_started_broadcast_without_an_answer_is_info_and_one_started_after_clo
         client.close()
     closed = broadcast_async(client, "ch0", "tx-late")[0]
     assert (closed["type"], closed["error"]) == (FAIL, "client-closed")  # never sent
+
+
+def test_a_broadcaster_closed_from_its_own_answer_stops_without_waiting_on_itself(osn):
+    import threading
+
+    from clusters.orderer.broadcasts import AsyncBroadcaster
+
+    broadcasts, answered = AsyncBroadcaster(NamedIdentity("client")), threading.Event()
+
+    def answer(status):
+        broadcasts.close()
+        answered.set()
+
+    broadcasts.broadcast(osn.address, "ch0", "tx-close", answer)
+    assert answered.wait(10)
+    broadcasts._thread.join(10)
+    assert not broadcasts._thread.is_alive()
