@@ -12,7 +12,9 @@ client threads each waiting for its answer, or with --in-flight N from one threa
 Broadcasts open at once (the ordering workload's way with a scenario's in_flight, see
 clusters/orderer/broadcasts.py); then waits until every OSN delivers every acknowledged tx. Prints the
 acknowledged rate (SUCCESS answers per second), the ordered rate (until the last acknowledged
-tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers, then the
+tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers; then the CPU
+this process and each role's containers spent per acknowledged tx while broadcasting, whose
+sum against the cores says whether the machine's CPU is what limits the rate; then the
 real/model ratios. It asserts nothing.
 """
 from __future__ import annotations
@@ -24,8 +26,10 @@ import sys
 import threading
 import time
 from collections import Counter
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from clusters.orderer.broadcasts import AsyncBroadcaster
 from clusters.orderer.client import OsnClient, OsnUnreachable
@@ -45,14 +49,28 @@ class Figures:
     ordered_s: float | None  # None: not every acknowledged tx was delivered within the wait
     p50_ms: float
     p99_ms: float
+    # CPU milliseconds per acknowledged tx while broadcasting: this process ("client") and,
+    # on a cluster, each role's containers together. Their sum against the machine's cores
+    # is the most the machine could acknowledge if CPU were all that limits it.
+    cpu_ms_per_tx: dict[str, float] = field(default_factory=dict)
 
     @property
     def ack_rate(self) -> float:
         return self.acknowledged / self.broadcast_s
 
 
+def container_cpu(nodes: list[Any]) -> dict[str, float]:
+    """CPU seconds the containers of each role have used so far, from the Docker engine's stats."""
+    used: dict[str, float] = {}
+    for node in nodes:
+        stats = node.container.stats(stream=False, one_shot=True)
+        used[node.role] = used.get(node.role, 0.0) + stats["cpu_stats"]["cpu_usage"]["total_usage"] / 1e9
+    return used
+
+
 def measure(label: str, addresses: list[str], channels: list[str], identity: Identity, txs: int,
-            concurrency: int, payload_bytes: int, in_flight: int = 0) -> Figures:
+            concurrency: int, payload_bytes: int, in_flight: int = 0,
+            cpu: Callable[[], dict[str, float]] = dict) -> Figures:
     client = OsnClient(identity)
     run = f"{time.time_ns():x}"
     payload = b"x" * payload_bytes
@@ -107,6 +125,7 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
         broadcasts.close()
 
     heights = {(a, c): len(client.deliver(a, c, 0)) for a in addresses for c in channels}
+    cpu_before, client_before = cpu(), time.process_time()
     began = time.perf_counter()
     if in_flight:
         open_at_once()
@@ -117,6 +136,10 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
         for t in threads:
             t.join()
     broadcast_s = time.perf_counter() - began
+    client_cpu, cpu_after = time.process_time() - client_before, cpu()
+    per_tx = 1000 / max(1, statuses["SUCCESS"])
+    cpu_ms = {"client": client_cpu * per_tx, **{role: (cpu_after[role] - cpu_before.get(role, 0.0)) * per_tx
+                                                 for role in sorted(cpu_after)}}
 
     pending = {(a, c) for a in addresses for c in channels if acked[c]}
     while pending and time.perf_counter() - began < broadcast_s + 120:
@@ -130,7 +153,7 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
     latencies.sort()
     return Figures(label, dict(statuses), statuses["SUCCESS"], broadcast_s, None if pending else ordered_s,
                    percentile(latencies, 0.50) * 1000 if latencies else float("nan"),
-                   percentile(latencies, 0.99) * 1000 if latencies else float("nan"))
+                   percentile(latencies, 0.99) * 1000 if latencies else float("nan"), cpu_ms)
 
 
 def on_variant(name: str, args: argparse.Namespace) -> Figures:
@@ -150,7 +173,8 @@ def on_variant(name: str, args: argparse.Namespace) -> Figures:
         o = cluster.orderer_description() or {}
         label = f"{name} ({o.get('implementation')})"
         return measure(label, list(cluster.osn_addresses().values()), list(variant.orderer.channels),
-                       cluster.client_identity(), args.txs, args.concurrency, args.payload_bytes, args.in_flight)
+                       cluster.client_identity(), args.txs, args.concurrency, args.payload_bytes, args.in_flight,
+                       cpu=lambda: container_cpu(cluster.nodes))
     finally:
         if booted:
             cluster.down()
@@ -165,6 +189,11 @@ def show(figures: list[Figures], args: argparse.Namespace) -> None:
     for f in figures:
         ordered = f"{f.acknowledged / f.ordered_s:13.0f}" if f.ordered_s else f"{'INCOMPLETE':>13}"
         print(f"{f.label:44} {f.ack_rate:9.0f} {ordered} {f.p50_ms:8.1f} {f.p99_ms:8.1f}  {f.statuses}")
+    for f in figures:
+        total = sum(f.cpu_ms_per_tx.values())
+        parts = ", ".join(f"{role} {ms:.2f}" for role, ms in f.cpu_ms_per_tx.items())
+        print(f"{f.label}: CPU ms per acknowledged tx: {parts}; sum {total:.2f}, so {os.cpu_count()} cores "
+              f"acknowledge at most {1000 * (os.cpu_count() or 1) / total:.0f} tx/s if CPU is the limit")
     if len(figures) == 2:
         a, b = figures
         print(f"ratio {a.label.split()[0]} / {b.label.split()[0]}: ack tx/s {a.ack_rate / b.ack_rate:.2f}, "
