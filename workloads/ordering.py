@@ -55,15 +55,20 @@ def _status_code(status: str) -> str:
 class DeliverCursors:
     """Where the Deliver followers are: the next block number to ask each OSN for, per channel.
     Clients advance it from what they read and the generator starts each deliver there
-    (less one block, so consecutive reads overlap and the hash chain is checkable across them)."""
+    (less one block, so consecutive reads overlap and the hash chain is checkable across them).
+    A follower's first read of a channel on an OSN starts at its newest block: from block 0
+    it would read every block a kept cluster's earlier runs cut (thousands after a few
+    runs at speed), past the Deliver timeout, and never advance. The final Deliver reads
+    every block from 0 all the same."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._next: dict[tuple[str, str], int] = {}
 
-    def start(self, channel: str, osn: str) -> int:
+    def start(self, channel: str, osn: str) -> int | str:
         with self._lock:
-            return max(0, self._next.get((channel, osn), 0) - 1)
+            known = self._next.get((channel, osn))
+            return "newest" if known is None else max(0, known - 1)
 
     def advance(self, channel: str, osn: str, blocks: list[dict]) -> None:
         if blocks:
@@ -192,7 +197,7 @@ class OrderingClient:
         definite = status in REFUSED or (status == "SERVICE_UNAVAILABLE" and not status.indeterminate)
         return {"type": FAIL if definite else INFO, "value": value, "error": _status_code(status)}
 
-    def _read(self, value: dict[str, Any], start: int, timeout: float) -> list[dict]:
+    def _read(self, value: dict[str, Any], start: int | str, timeout: float) -> list[dict]:
         assert self.osn is not None
         # stop=None: up to the OSN's height now, without waiting for blocks not yet cut.
         blocks = self.osn.deliver(self.addresses[value["osn"]], value["channel"], start, None, timeout=timeout)

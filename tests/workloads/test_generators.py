@@ -102,9 +102,9 @@ def test_ordering_broadcasts_unique_tx_ids_to_every_channel_and_osn():
     assert {op["value"]["osn"] for op in casts} == {"osn1", "osn2", "osn3"}
 
 
-def test_ordering_delivers_start_at_block_zero_before_anything_was_read():
+def test_ordering_delivers_start_at_the_newest_block_before_anything_was_read():
     w = workload_factory("ordering")({"broadcast_fraction": 0.0}, VARIANT)
-    assert all(op["f"] == "deliver" and op["value"]["from"] == 0 for op in ops(w.generator(random.Random(5)), 20))
+    assert all(op["f"] == "deliver" and op["value"]["from"] == "newest" for op in ops(w.generator(random.Random(5)), 20))
 
 
 def test_ordering_final_reads_nudge_each_channel_once_then_deliver_every_channel_from_every_osn_from_block_zero():

@@ -201,3 +201,30 @@ def test_a_broadcaster_closed_from_its_own_answer_stops_without_waiting_on_itsel
     assert answered.wait(10)
     broadcasts._thread.join(10)
     assert not broadcasts._thread.is_alive()
+
+
+def test_a_followers_first_deliver_reads_only_the_newest_block_and_the_next_overlaps_it_by_one(osn):
+    """On a kept cluster a chain holds earlier runs' blocks: a follower that began at block 0
+    read them all, past its timeout, on every try."""
+    from workloads.ordering import DeliverCursors
+
+    client = client_for(osn.address)
+    try:
+        for i in range(6):  # max_message_count=2: blocks 0 to 2 (the in-memory chain has no genesis block)
+            broadcast(client, "ch0", f"tx-old-{i}")
+        osn.client.wait_for_block(osn.address, "ch0", 2, timeout=10)
+        cursors = DeliverCursors()
+        client.cursors = cursors
+        first = cursors.start("ch0", "osn1")
+        assert first == "newest"
+        read = client.invoke({"process": 0, "f": "deliver", "value": {"channel": "ch0", "osn": "osn1", "from": first}})
+        assert [b["number"] for b in read["value"]["blocks"]] == [2]
+        broadcast(client, "ch0", "tx-new-a")
+        broadcast(client, "ch0", "tx-new-b")
+        osn.client.wait_for_block(osn.address, "ch0", 3, timeout=10)
+        again = cursors.start("ch0", "osn1")
+        assert again == 2
+        read = client.invoke({"process": 0, "f": "deliver", "value": {"channel": "ch0", "osn": "osn1", "from": again}})
+        assert [b["number"] for b in read["value"]["blocks"]] == [2, 3]
+    finally:
+        client.close()
