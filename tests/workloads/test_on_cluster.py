@@ -252,14 +252,15 @@ def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
         assert {op["value"]["tx"] for op in casts if op["value"]["channel"] == channel} <= set(txs)
 
 
-def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cluster, tmp_path):
+@pytest.mark.parametrize("in_flight", [1, 16])  # 16: sends and broadcasts started without waiting
+def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cluster, tmp_path, in_flight):
     from harness.history import read_history
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import parse_scenario
 
     scenario = {"variant": "fabric-recommended", "concurrency": 4, "rate": 200, "duration": 4, "recovery_wait": 0,
-                "final_read_time_limit": 40, "op_timeout": 10, "seed": 3,
+                "final_read_time_limit": 40, "op_timeout": 10, "seed": 3, "in_flight": in_flight,
                 "workloads": [{"name": "kafka-log"}, {"name": "ordering"}]}
     runner = Runner(prepare(parse_scenario(scenario, "t"), "t"), tmp_path, cluster=cluster, check=False,
                     handle_signals=False)
