@@ -80,6 +80,17 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
     lock = threading.Lock()
     next_tx = iter(range(txs))
 
+    def record(channel: str, tx: str, began: float, status: object) -> None:
+        """One answer, from a waiting thread or from the broadcaster's loop."""
+        took = time.perf_counter() - began
+        if isinstance(status, OsnUnreachable):
+            status = f"unreachable:{status.code}"
+        with lock:
+            statuses[str(status)] += 1
+            if status == "SUCCESS":
+                latencies.append(took)
+                acked[channel].add(tx)
+
     def worker() -> None:
         rng = random.Random()
         while True:
@@ -90,25 +101,13 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
             channel, tx = channels[i % len(channels)], f"bench-{run}-{i}"
             began = time.perf_counter()
             try:
-                status = client.broadcast(rng.choice(addresses), channel, tx, data=payload)
+                status: object = client.broadcast(rng.choice(addresses), channel, tx, data=payload)
             except OsnUnreachable as exc:
-                status = f"unreachable:{exc.code}"
-            took = time.perf_counter() - began
-            with lock:
-                statuses[status] += 1
-                if status == "SUCCESS":
-                    latencies.append(took)
-                    acked[channel].add(tx)
+                status = exc
+            record(channel, tx, began, status)
 
     def answered(channel: str, tx: str, began: float, status: object, room: threading.Semaphore) -> None:
-        took = time.perf_counter() - began
-        if isinstance(status, OsnUnreachable):
-            status = f"unreachable:{status.code}"
-        with lock:
-            statuses[str(status)] += 1
-            if status == "SUCCESS":
-                latencies.append(took)
-                acked[channel].add(tx)
+        record(channel, tx, began, status)
         room.release()
 
     def open_at_once() -> None:

@@ -75,7 +75,7 @@ def read_batches(log: bytes) -> list[dict[str, Any]]:
             "base_offset": batch.base_offset, "last_offset": batch.last_offset,
             "leader_epoch": batch.leader_epoch, "producer_id": batch.producer_id,
             "producer_epoch": batch.producer_epoch, "base_sequence": batch.base_sequence,
-            "transactional": bool(batch.is_transactional), "first_timestamp": batch.first_timestamp}
+            "transactional": bool(batch.is_transactional)}
         if batch.is_control_batch:
             entry["control"] = [CONTROL_TYPES.get(r.type, str(r.type)) for r in batch]
         else:
