@@ -40,6 +40,17 @@ interval = 5
     return path
 
 
+def recorded_fs(history: Path) -> set[str]:
+    """The op kinds a run's history holds so far; a line still being written is skipped."""
+    fs = set()
+    for line in history.read_text().splitlines() if history.exists() else ():
+        try:
+            fs.add(json.loads(line)["f"])
+        except (ValueError, KeyError):
+            continue
+    return fs
+
+
 def ordeal_run(path: Path, store: Path) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--store", str(store), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -91,7 +102,13 @@ def test_a_run_whose_cluster_is_removed_under_it_ends_with_cluster_lost_and_no_v
         child.kill()
         out, err = child.communicate(timeout=60)
         raise AssertionError(f"the run never reached its cluster (exit {child.returncode}); its output:\n{out}\n{err}")
-    time.sleep(3)
+    # The cluster goes once the workload has recorded a send, so that the run is caught mid-way
+    # (on a loaded host its first send can come well after the cluster is named in run.json).
+    history = next((tmp_path / "store").glob("solo/*/run.json")).parent / "history.jsonl"
+    while time.monotonic() < deadline and child.poll() is None:
+        if "send" in recorded_fs(history):
+            break
+        time.sleep(0.5)
     remove_run(docker.from_env(), run_json["cluster"])
     out, err = child.communicate(timeout=300)
     assert child.returncode == 3, err
@@ -99,7 +116,7 @@ def test_a_run_whose_cluster_is_removed_under_it_ends_with_cluster_lost_and_no_v
     assert not list((tmp_path / "store").glob("solo/*/results.json"))
     # The run stopped when its nodes vanished: it did not go on to its final reads.
     run_dir = next((tmp_path / "store").glob("solo/*/run.json")).parent
-    fs = {json.loads(line)["f"] for line in (run_dir / "history.jsonl").read_text().splitlines()}
+    fs = recorded_fs(run_dir / "history.jsonl")
     assert "final-read" not in fs and "send" in fs, fs
     assert json.loads((run_dir / "run.json").read_text())["signal"] is None  # stopped by no signal
 
