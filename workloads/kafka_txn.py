@@ -399,17 +399,21 @@ class KafkaTxnClient:
 
     # -- final read -------------------------------------------------------------------
     def final_read(self, value: dict[str, Any]) -> Op:
-        """Every committed record of the partition, read_committed by a fresh consumer, until its
-        position reaches a high watermark that stopped growing (workloads.partition_read). The
-        position stops at the first offset of a txn still open: the read is then info
-        "incomplete" once final_read_timeout ends, and asked again (the coordinator aborts
-        such a txn after transaction.timeout.ms)."""
-        consumer = self._new_consumer(f"final-{self.process}")
+        """Every committed record of the partition, read_committed by a fresh consumer whatever
+        the workload's isolation, until its position reaches a high watermark (asked of a
+        read_uncommitted consumer) that stopped growing (workloads.partition_read). The
+        position stops at the first offset of a txn still open or whose markers are not
+        written yet: the read is then info "incomplete" once final_read_timeout ends, and asked
+        again (the coordinator aborts an open txn after transaction.timeout.ms); a partition
+        never read to its end has losses the checker calls unknown, not lost."""
+        consumer = self._new_consumer(f"final-{self.process}", **{"isolation.level": READ_COMMITTED})
+        ends = self._new_consumer(f"final-ends-{self.process}", **{"isolation.level": READ_UNCOMMITTED})
         try:
             records, high, complete = read_partition(consumer, value["topic"], value["partition"],
-                                                     time.monotonic() + self.opts.final_read_timeout)
+                                                     time.monotonic() + self.opts.final_read_timeout, ends=ends)
         finally:
             consumer.close()
+            ends.close()
         done = {**value, "records": records, "high_watermark": high}
         return {"type": OK, "value": done} if complete else {"type": INFO, "value": done, "error": "incomplete"}
 

@@ -167,6 +167,41 @@ def test_final_reads_return_every_acknowledged_value_up_to_the_high_watermark(cl
 
 
 @pytest.mark.parametrize("implementation", ["librdkafka", "java"])
+def test_a_txn_final_read_is_incomplete_while_a_txn_is_open_and_complete_once_it_commits(cluster, implementation):
+    """Read_committed, the log's end a consumer sees is the last stable offset, which stays at
+    an open txn's first record; a final read that took it for the end ended ok and empty here.
+    It must wait for the high watermark: incomplete while the txn is open, every record after
+    the commit."""
+    from confluent_kafka import Producer
+
+    from clusters.variant import ClientSettings
+    from workloads.registry import workload_factory
+
+    variant = cluster.variant.model_copy(update={"client": ClientSettings(implementation=implementation)})
+    txn = workload_factory("kafka-txn")({"final_read_timeout": 3}, variant)
+    txn.setup(cluster)
+    where = final_ops(txn.final_generator())[0]["value"]
+    producer = Producer({"bootstrap.servers": cluster.bootstrap_servers(), "transactional.id": f"open-{implementation}"})
+    producer.init_transactions(30)
+    producer.begin_transaction()
+    for v in range(3):
+        producer.produce(where["topic"], str(v).encode(), key=b"k", partition=where["partition"])
+    assert producer.flush(30) == 0
+    client = txn.client.open(cluster, 0)
+    try:
+        open_read = invoke(client, "final-read", dict(where))
+        producer.commit_transaction(30)
+        done = invoke(client, "final-read", dict(where))
+    finally:
+        client.close()
+    assert open_read["type"] == INFO and open_read["error"] == "incomplete", open_read
+    assert open_read["value"]["high_watermark"] == 3 and open_read["value"]["records"] == [], open_read
+    assert done["type"] == OK, done
+    assert [r["value"] for r in done["value"]["records"]] == [0, 1, 2]
+    assert done["value"]["high_watermark"] == 4  # three records and the commit marker
+
+
+@pytest.mark.parametrize("implementation", ["librdkafka", "java"])
 def test_a_partition_handed_to_a_second_group_member_starts_where_the_first_committed(cluster, implementation):
     """Two members of one group, on each client: the first is assigned every partition from
     the beginning and reads what was sent, commits; when the second joins, the rebalance
