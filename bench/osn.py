@@ -10,7 +10,7 @@ For each variant (a running cluster of it is used, else one is booted and remove
 broadcasts --txs transactions over its channels, each to a random OSN, from --concurrency
 client threads each waiting for its answer, or with --in-flight N from one thread keeping N
 Broadcasts open at once (the ordering workload's way with a scenario's in_flight, see
-clusters/orderer/broadcasts.py); then waits until every OSN delivers every acknowledged tx. Prints the
+clusters/orderer/async_client.py); then waits until every OSN delivers every acknowledged tx. Prints the
 acknowledged rate (SUCCESS answers per second), the ordered rate (until the last acknowledged
 tx is in a block on every OSN) and Broadcast latency p50/p99 of SUCCESS answers; then the CPU
 this process and each role's containers spent per acknowledged tx while broadcasting, whose
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from clusters.orderer.broadcasts import AsyncBroadcaster
+from clusters.orderer.async_client import AsyncOsnClient
 from clusters.orderer.client import OsnClient, OsnUnreachable
 from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
 
@@ -112,7 +112,7 @@ def measure(label: str, addresses: list[str], channels: list[str], identity: Ide
 
     def open_at_once() -> None:
         """One thread, up to in_flight Broadcasts open; returns when every one is answered."""
-        broadcasts, room, rng = AsyncBroadcaster(identity), threading.Semaphore(in_flight), random.Random()
+        broadcasts, room, rng = AsyncOsnClient(identity), threading.Semaphore(in_flight), random.Random()
         for i in range(txs):
             room.acquire()
             channel, tx = channels[i % len(channels)], f"bench-{run}-{i}"

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.orderer.broadcasts import AsyncBroadcaster
+from clusters.orderer.async_client import AsyncOsnClient
 from clusters.orderer.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
@@ -118,18 +118,19 @@ class OrderingOps:
 
 class OrderingClient:
     """One process's gRPC channels to the OSNs. With the scenario's in_flight above 1 a
-    broadcast is started without waiting (invoke_async): an OSN serves each Broadcast stream
-    in turn, so the ordering service's throughput is as many Broadcasts as are open at once."""
+    broadcast or deliver is started without waiting (invoke_async): an OSN serves each
+    Broadcast stream in turn, so the ordering service's throughput is as many Broadcasts as
+    are open at once; and a Deliver to a paused OSN holds no worker thread for its timeout."""
 
-    async_fs = frozenset({"broadcast"})
+    async_fs = frozenset({"broadcast", "deliver"})
 
     def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, finals: FinalReports,
                  addresses: dict[str, str] | None = None, nudges: Nudges | None = None):
         self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
         self.nudges = nudges if nudges is not None else Nudges()
         self.osn: OsnClient | None = None
-        self._broadcasts: AsyncBroadcaster | None = None  # made at the first invoke_async
-        self._broadcasts_lock = threading.Lock()
+        self._calls: AsyncOsnClient | None = None  # made at the first invoke_async
+        self._calls_lock = threading.Lock()
         # Which ordering service answers ({"implementation", "version"}), carried by the final
         # delivers so that the history itself says what it tested.
         self.orderer: dict[str, str] | None = None
@@ -160,9 +161,9 @@ class OrderingClient:
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
-        """Start a broadcast and return; `done` gets its completion when the OSN answers (on the
-        broadcaster's loop thread). A final broadcast, which is asked again until it is
-        acknowledged, and an op for an unknown OSN are answered here and now."""
+        """Start a broadcast or a deliver and return; `done` gets its completion when the OSN
+        answers (on the client's loop thread). A final broadcast or deliver, which is asked
+        again until it is complete, and an op for an unknown OSN are answered here and now."""
         value = op["value"]
         if value.get("final") or value.get("osn") not in self.addresses:
             done(self.invoke(op))
@@ -170,14 +171,19 @@ class OrderingClient:
         if self._closed.is_set():  # nothing is sent once the process's client is closed
             done({"type": FAIL, "value": value, "error": "client-closed"})
             return
-        with self._broadcasts_lock:
-            if self._broadcasts is None:
+        with self._calls_lock:
+            if self._calls is None:
                 assert self.osn is not None
-                self._broadcasts = AsyncBroadcaster(self.osn.identity)
-            broadcasts = self._broadcasts
-        broadcasts.broadcast(self.addresses[value["osn"]], value["channel"], value["tx"],
-                             lambda answer: done(self._broadcast_outcome(value, answer)),
-                             timeout=self.opts.broadcast_timeout)
+                self._calls = AsyncOsnClient(self.osn.identity)
+            calls = self._calls
+        address = self.addresses[value["osn"]]
+        if op["f"] == "deliver":
+            calls.deliver(address, value["channel"], value["from"],
+                          lambda answer: done(self._deliver_outcome(value, answer)), timeout=self.opts.deliver_timeout)
+            return
+        calls.broadcast(address, value["channel"], value["tx"],
+                        lambda answer: done(self._broadcast_outcome(value, answer)),
+                        timeout=self.opts.broadcast_timeout)
 
     def broadcast(self, value: dict[str, Any]) -> Op:
         assert self.osn is not None
@@ -206,10 +212,20 @@ class OrderingClient:
 
     def deliver(self, value: dict[str, Any]) -> Op:
         try:
-            blocks = self._read(value, value["from"], self.opts.deliver_timeout)
+            assert self.osn is not None
+            blocks = self.osn.deliver(self.addresses[value["osn"]], value["channel"], value["from"], None,
+                                      timeout=self.opts.deliver_timeout)
         except (OsnUnreachable, DeliverFailed) as exc:
-            return {"type": FAIL, "value": value, "error": _deliver_error(exc)}
-        return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": blocks}}
+            return self._deliver_outcome(value, exc)
+        return self._deliver_outcome(value, blocks)
+
+    def _deliver_outcome(self, value: dict[str, Any], answer: list[dict] | OsnUnreachable | DeliverFailed) -> Op:
+        """A deliver's completion: its blocks (and the follower moved past them), or a fail
+        (a read changes nothing, so a read without an answer is no indeterminate op)."""
+        if isinstance(answer, (OsnUnreachable, DeliverFailed)):
+            return {"type": FAIL, "value": value, "error": _deliver_error(answer)}
+        self.cursors.advance(value["channel"], value["osn"], answer)
+        return {"type": OK, "value": {"channel": value["channel"], "osn": value["osn"], "blocks": answer}}
 
     def final_deliver(self, value: dict[str, Any]) -> Op:
         """Every block from `from`, read again until no new block was cut for `settle`
@@ -276,10 +292,10 @@ class OrderingClient:
 
     def close(self) -> None:
         self._closed.set()
-        with self._broadcasts_lock:
-            broadcasts, self._broadcasts = self._broadcasts, None
-        if broadcasts is not None:
-            broadcasts.close()  # what is still open is answered info (cancelled)
+        with self._calls_lock:
+            calls, self._calls = self._calls, None
+        if calls is not None:
+            calls.close()  # what is still open is answered: broadcasts info, delivers fail (cancelled)
         if self.osn is not None:
             self.osn.close()
 

@@ -89,6 +89,40 @@ def _seek_position(at: int | Literal["oldest", "newest"]) -> ab_pb2.SeekPosition
     return ab_pb2.SeekPosition(specified=ab_pb2.SeekSpecified(number=at))
 
 
+class DeliverReading:
+    """One Deliver request and what its answer stream has brought so far: the blocking client
+    and the asynchronous one (async_client.py) both read a stream through it, so a Deliver
+    ends the same way on either.
+
+    stop=None: up to the OSN's height when the request arrives, without waiting (nothing
+    there yet gives []). stop=n: waits for block n. best_effort=True still reads the ledger
+    of an OSN whose chain halted (Fabric's BEST_EFFORT).
+    """
+
+    def __init__(self, address: str, channel: str, identity: Identity, start: int | Literal["oldest", "newest"],
+                 stop: int | None, best_effort: bool) -> None:
+        self.address, self.channel, self.upto_height = address, channel, stop is None
+        seek = ab_pb2.SeekInfo(
+            start=_seek_position(start),
+            stop=_seek_position("newest" if self.upto_height else stop),
+            behavior=ab_pb2.SeekInfo.FAIL_IF_NOT_READY if self.upto_height else ab_pb2.SeekInfo.BLOCK_UNTIL_READY,
+            error_response=ab_pb2.SeekInfo.BEST_EFFORT if best_effort else ab_pb2.SeekInfo.STRICT)
+        self.request = make_envelope(channel, identity, seek.SerializeToString(),
+                                     header_type=common_pb2.DELIVER_SEEK_INFO)
+        self.blocks: list[common_pb2.Block] = []
+
+    def take(self, response: ab_pb2.DeliverResponse) -> bool:
+        """Take one answer: True once the Deliver is done (self.blocks is the answer); raises
+        DeliverFailed for a final status other than SUCCESS."""
+        if response.WhichOneof("Type") == "block":
+            self.blocks.append(response.block)
+            return False
+        status = common_pb2.Status.Name(response.status)
+        if status == "SUCCESS" or (status == "NOT_FOUND" and self.upto_height and not self.blocks):
+            return True
+        raise DeliverFailed(self.address, self.channel, status, [block_summary(b) for b in self.blocks])
+
+
 class OsnClient:
     """Holds one gRPC channel per OSN address; thread-safe. Signs as `identity`."""
 
@@ -136,24 +170,11 @@ class OsnClient:
                        stop: int | None = None, timeout: float = 30.0,
                        best_effort: bool = True) -> list[common_pb2.Block]:
         """As deliver, but the blocks as Fabric's common.Block messages, untouched."""
-        upto_height = stop is None
-        seek = ab_pb2.SeekInfo(
-            start=_seek_position(start),
-            stop=_seek_position("newest" if upto_height else stop),
-            behavior=ab_pb2.SeekInfo.FAIL_IF_NOT_READY if upto_height else ab_pb2.SeekInfo.BLOCK_UNTIL_READY,
-            error_response=ab_pb2.SeekInfo.BEST_EFFORT if best_effort else ab_pb2.SeekInfo.STRICT)
-        request = make_envelope(channel, self.identity, seek.SerializeToString(),
-                                header_type=common_pb2.DELIVER_SEEK_INFO)
-        blocks: list[common_pb2.Block] = []
+        reading = DeliverReading(address, channel, self.identity, start, stop, best_effort)
         try:
-            for response in self._stub(address).Deliver(iter([request]), timeout=timeout):
-                if response.WhichOneof("Type") == "block":
-                    blocks.append(response.block)
-                    continue
-                status = common_pb2.Status.Name(response.status)
-                if status == "SUCCESS" or (status == "NOT_FOUND" and upto_height and not blocks):
-                    return blocks
-                raise DeliverFailed(address, channel, status, [block_summary(b) for b in blocks])
+            for response in self._stub(address).Deliver(iter([reading.request]), timeout=timeout):
+                if reading.take(response):
+                    return reading.blocks
         except grpc.RpcError as exc:
             raise OsnUnreachable(address, exc.code().name, exc.details() or "") from None
         raise OsnUnreachable(address, "NO_RESPONSE")

@@ -189,9 +189,9 @@ def test_a_started_broadcast_without_an_answer_is_info_and_one_started_after_clo
 def test_a_broadcaster_closed_from_its_own_answer_stops_without_waiting_on_itself(osn):
     import threading
 
-    from clusters.orderer.broadcasts import AsyncBroadcaster
+    from clusters.orderer.async_client import AsyncOsnClient
 
-    broadcasts, answered = AsyncBroadcaster(NamedIdentity("client")), threading.Event()
+    broadcasts, answered = AsyncOsnClient(NamedIdentity("client")), threading.Event()
 
     def answer(status):
         broadcasts.close()
@@ -228,3 +228,47 @@ def test_a_followers_first_deliver_reads_only_the_newest_block_and_the_next_over
         assert [b["number"] for b in read["value"]["blocks"]] == [2, 3]
     finally:
         client.close()
+
+
+def deliver_async(client, value: dict) -> dict:
+    """A deliver started with invoke_async, and its completion once the OSN answered."""
+    import threading
+
+    answers, answered = [], threading.Event()
+    client.invoke_async({"process": 0, "f": "deliver", "value": value},
+                        lambda op: (answers.append(op), answered.set()))
+    assert answered.wait(10), "no answer to the deliver"
+    return answers[0]
+
+
+def test_a_started_deliver_reads_what_a_blocking_one_reads_and_moves_the_follower(osn):
+    from workloads.ordering import DeliverCursors
+
+    client = client_for(osn.address)
+    try:
+        assert "deliver" in client.async_fs
+        for i in range(4):  # max_message_count=2: blocks 0 and 1
+            broadcast(client, "ch0", f"tx-d-{i}")
+        osn.client.wait_for_block(osn.address, "ch0", 1, timeout=10)
+        client.cursors = DeliverCursors()
+        value = {"channel": "ch0", "osn": "osn1", "from": 0}
+        started = deliver_async(client, value)
+        blocking = client.invoke({"process": 0, "f": "deliver", "value": value})
+        assert started["type"] == OK and started["value"] == blocking["value"], (started, blocking)
+        assert [b["number"] for b in started["value"]["blocks"]] == [0, 1]
+        assert client.cursors.start("ch0", "osn1") == 1
+        missing = deliver_async(client, {"channel": "no-such-channel", "osn": "osn1", "from": 0})
+        assert missing["type"] == OK and missing["value"]["blocks"] == [], missing  # nothing there yet
+    finally:
+        client.close()
+    late = deliver_async(client, value)
+    assert (late["type"], late["error"]) == (FAIL, "client-closed")
+
+
+def test_a_started_deliver_without_an_answer_fails():
+    client = client_for("127.0.0.1:1")
+    try:
+        answer = deliver_async(client, {"channel": "ch0", "osn": "osn1", "from": 0})
+    finally:
+        client.close()
+    assert answer["type"] == FAIL and answer["error"] == "unavailable", answer

@@ -1,42 +1,50 @@
-"""Many Broadcasts open at once from one client, each answered by a callback.
+"""Many Broadcasts and Delivers open at once from one client, each answered by a callback.
 
 Why: an OSN serves one Broadcast stream strictly in turn (Fabric's handler receives an
 envelope, orders it, which for Kafka waits for the broker's acknowledgement, answers, and
 only then receives the next), so what the ordering service can take is set by how many
 Broadcasts are open at once, not by how fast one client sends. A blocking call per thread
-gives one open Broadcast per thread; here every Broadcast is its own stream on grpc's
-asyncio API, all driven by one event-loop thread per client, so a client keeps hundreds
-open with no thread each.
+gives one open Broadcast per thread; here every call is its own stream on grpc's asyncio
+API, all driven by one event-loop thread per client, so a client keeps hundreds open with
+no thread each. Delivers go the same way for the workload's sake: a Deliver to a paused OSN
+waits out its whole timeout, and one blocking call per worker thread let a few such
+Delivers hold every thread of a run while the sends and broadcasts it should have started
+waited.
 
-Answers are those of OsnClient.broadcast (client.py): the status name, or OsnUnreachable
-when no answer came (the tx may or may not be ordered).
+Answers are those of OsnClient.broadcast and OsnClient.deliver (client.py): the status name,
+or the blocks as dicts; OsnUnreachable when no answer came (a tx may or may not be ordered)
+and DeliverFailed for a Deliver the OSN ended with another status.
 """
 from __future__ import annotations
 
 import asyncio
 import threading
 from collections.abc import Callable
+from typing import Literal
 
 import grpc
 
-from clusters.orderer.client import MAX_MESSAGE_BYTES, BroadcastStatus, OsnUnreachable
+from clusters.orderer.client import (MAX_MESSAGE_BYTES, BroadcastStatus, DeliverFailed, DeliverReading,
+                                     OsnUnreachable, block_summary)
 from clusters.orderer.envelopes import make_envelope
 from clusters.orderer.identity import Identity
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2_grpc
 
 Answer = Callable[[BroadcastStatus | OsnUnreachable], None]
+Blocks = Callable[[list[dict] | OsnUnreachable | DeliverFailed], None]
 
 
-class AsyncBroadcaster:
-    """Broadcasts signed as `identity`, started from any thread; answers come on the loop thread."""
+class AsyncOsnClient:
+    """Broadcasts and Delivers signed as `identity`, started from any thread; answers come on
+    the loop thread."""
 
     def __init__(self, identity: Identity) -> None:
         self.identity = identity
         self._loop = asyncio.new_event_loop()
         self._stubs: dict[str, tuple[grpc.aio.Channel, ab_pb2_grpc.AtomicBroadcastStub]] = {}
         self._closed = False
-        self._thread = threading.Thread(target=self._loop.run_forever, name="osn-broadcasts", daemon=True)
+        self._thread = threading.Thread(target=self._loop.run_forever, name="osn-async-calls", daemon=True)
         self._thread.start()
 
     def broadcast(self, address: str, channel: str, tx_label: str, answer: Answer, data: bytes = b"",
@@ -61,6 +69,30 @@ class AsyncBroadcaster:
         if response is grpc.aio.EOF:
             raise OsnUnreachable(address, "NO_RESPONSE")
         return BroadcastStatus(common_pb2.Status.Name(response.status), response.info)
+
+    def deliver(self, address: str, channel: str, start: int | Literal["oldest", "newest"], answer: Blocks,
+                stop: int | None = None, timeout: float = 30.0, best_effort: bool = True) -> None:
+        """Start one Deliver (as OsnClient.deliver) and return; `answer` gets the blocks as dicts,
+        OsnUnreachable or DeliverFailed exactly once (also when the client is closed first)."""
+        reading = DeliverReading(address, channel, self.identity, start, stop, best_effort)
+        if self._closed:
+            answer(OsnUnreachable(address, "CLIENT_CLOSED"))
+            return
+        future = asyncio.run_coroutine_threadsafe(self._read(reading, timeout), self._loop)
+        future.add_done_callback(lambda f: answer(_outcome(f, address)))
+
+    async def _read(self, reading: DeliverReading, timeout: float) -> list[dict]:
+        call = self._stub(reading.address).Deliver(timeout=timeout)
+        try:
+            await call.write(reading.request)
+            await call.done_writing()
+            while (response := await call.read()) is not grpc.aio.EOF:
+                if reading.take(response):
+                    call.cancel()  # the OSN's stream may stay open: this Deliver is done
+                    return [block_summary(b) for b in reading.blocks]
+        except grpc.aio.AioRpcError as exc:
+            raise OsnUnreachable(reading.address, exc.code().name, exc.details() or "") from None
+        raise OsnUnreachable(reading.address, "NO_RESPONSE")
 
     def _stub(self, address: str) -> ab_pb2_grpc.AtomicBroadcastStub:
         """The address's channel, made on the loop thread (an aio channel belongs to its loop)."""
@@ -93,10 +125,10 @@ class AsyncBroadcaster:
         self._thread.join(timeout=grace + 5)
 
 
-def _outcome(future: "asyncio.Future | object", address: str) -> BroadcastStatus | OsnUnreachable:
+def _outcome(future: "asyncio.Future | object", address: str) -> BroadcastStatus | list[dict] | OsnUnreachable | DeliverFailed:
     try:
         return future.result()  # type: ignore[union-attr]
-    except OsnUnreachable as exc:
+    except (OsnUnreachable, DeliverFailed) as exc:
         return exc
     except asyncio.CancelledError:
         return OsnUnreachable(address, "CANCELLED")
