@@ -115,9 +115,12 @@ def suite_path(name_or_path: str) -> Path:
     return settings_path(name_or_path, SUITES_DIR)
 
 
-def load_suite(name_or_path: str, budget: float | None = None, duration: float | None = None) -> SuiteSpec:
+def load_suite(name_or_path: str, budget: float | None = None, duration: float | None = None,
+               variants: list[str] | None = None) -> SuiteSpec:
     """The suite, with the CLI's overrides; every variant and scenario it names is loaded
-    and validated here, before anything boots."""
+    and validated here, before anything boots. `variants` keeps only the cells of those
+    variants, so that a suite longer than one sitting (detection-random's 7 hours) can be run
+    a variant at a time; `ordeal compare` of the parts gives one table."""
     path, data = read_settings(name_or_path, SUITES_DIR, "suite", SuiteError)
     data.setdefault("name", path.stem)
     if budget is not None:
@@ -128,6 +131,12 @@ def load_suite(name_or_path: str, budget: float | None = None, duration: float |
         spec = SuiteSpec.model_validate(data)
     except ValidationError as exc:
         raise SuiteError(f"suite {path}: {one_line(exc)}") from None
+    if variants:
+        named = {v for m in spec.matrix for v in m.variants}
+        if unknown := [v for v in variants if v not in named]:
+            raise SuiteError(f"suite {path}: no cell runs on {', '.join(unknown)} (its variants: {', '.join(sorted(named))})")
+        kept = [m.model_copy(update={"variants": [v for v in m.variants if v in variants]}) for m in spec.matrix]
+        spec = spec.model_copy(update={"matrix": [m for m in kept if m.variants]})
     for cell in cells(spec):
         plan_cell(cell, str(path))
     return spec

@@ -24,7 +24,7 @@ def _suite(args: argparse.Namespace) -> int:
     from harness.suite import SuiteError, cells, load_suite, run_suite, suite_path
 
     try:
-        spec = load_suite(args.suite, budget=args.budget, duration=args.duration)
+        spec = load_suite(args.suite, budget=args.budget, duration=args.duration, variants=args.variant)
     except SuiteError as exc:
         raise UsageError(str(exc)) from None
     todo = cells(spec)
@@ -57,5 +57,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--store", type=Path, default=Path("store"), metavar="DIR", help="where runs go (default ./store)")
     p.add_argument("--budget", type=float, metavar="SECONDS", help="override the suite's time budget")
     p.add_argument("--duration", type=float, metavar="SECONDS", help="override every run's main-phase duration")
+    p.add_argument("--variant", action="append", metavar="NAME",
+                   help="run only the cells of this variant (repeatable); a long suite in parts")
     p.add_argument("--list", action="store_true", help="print the runs the suite would do, and exit")
     p.set_defaults(func=_suite)

@@ -84,6 +84,24 @@ repeat = 2
     assert [plan_cell(c, "s").client.implementation for c in found[:2]] == ["librdkafka", "java"]
 
 
+def test_a_suite_run_a_variant_at_a_time_keeps_only_that_variants_cells_and_refuses_one_it_lacks(tmp_path):
+    body = """
+budget = 100
+[[matrix]]
+variants = ["fabric-recommended", "acks-1"]
+scenarios = ["noop"]
+repeat = 2
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["default"]
+"""
+    spec = load_suite(str(write_suite(tmp_path, body)), variants=["acks-1"])
+    assert [(c.variant, c.scenario, c.round) for c in cells(spec)] == [("acks-1", "noop", 0), ("acks-1", "noop", 1)]
+    with pytest.raises(SuiteError, match="no cell runs on min-isr-1") as err:
+        load_suite(str(write_suite(tmp_path, body)), variants=["min-isr-1"])
+    assert "\n" not in str(err.value)
+
+
 @pytest.mark.parametrize("body, message", [
     ("budget = 0\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']", "budget: must be > 0"),
     ("budget = 9\n[[matrix]]\nvariants = ['nope']\nscenarios = ['noop']", "nope x noop: scenario"),
