@@ -459,15 +459,19 @@ def poll_skips(sequences: DataFrame, offsets: DataFrame) -> DataFrame:
     it is arithmetic; elsewhere it is answered by sorting the gap ends together with the
     final offsets of the partition and keeping a running count, so the cost stays
     n log n however many gaps there are.
+
+    A partition no ok final read holds offsets of is not judged (kafka_findings says so): its
+    gaps may be markers and aborted records. (It was joined with a missing span once, and as
+    Spark's least and greatest pass over a null, every gap there counted as skipped: false
+    poll-skips in a transactional partition whose final reads all ended incomplete.)
     """
     gaps = (sequences.filter(F.col("offset") > F.col("prev_offset") + 1)
             .withColumn("gap", F.monotonically_increasing_id()))
     held = held_offsets(offsets)
     span = final_spans(held)
-    placed = gaps.join(F.broadcast(span), TP, "left")
+    placed = gaps.join(F.broadcast(span), TP)
     inside = F.least(F.col("offset") - 1, F.col("high")) - F.greatest(F.col("prev_offset") + 1, F.col("low")) + 1
-    direct = (placed.filter(F.col("dense").isNull() | F.col("dense"))
-              .withColumn("skipped", F.coalesce(F.greatest(inside, F.lit(0)), F.lit(0))))
+    direct = placed.filter(F.col("dense")).withColumn("skipped", F.greatest(inside, F.lit(0)))
     sparse = placed.filter(~F.col("dense")).drop("held", "low", "high", "dense")
     # Only the partitions where a gap needs counting are sorted (none, most often).
     marks = _under(held, sparse.select(*TP).distinct(), TP).select(
