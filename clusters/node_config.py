@@ -67,7 +67,20 @@ def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
         "producer": {"acks": p.acks, "retries": p.retries, "enable_idempotence": p.enable_idempotence},
         "topic": {"replication_factor": k.replication_factor, "min_insync_replicas": k.min_insync_replicas},
         "writers": o.writers,
+        "tls": _model_tls(o.tls, name),
     }).model_dump_json()
+
+
+def _model_tls(tls: str, name: str) -> dict | None:
+    """The model's settings.tls: the same files Fabric's orderer reads (ordering_service.py)."""
+    from clusters.fabric.material_volume import MOUNT
+
+    if tls == "off":
+        return None
+    own = f"{MOUNT}/orderers/{name}/tls"
+    return {"certificate": f"{own}/server.crt", "private_key": f"{own}/server.key",
+            "client_auth_required": tls == "mutual",
+            "client_root_cas": [f"{MOUNT}/tlsca/client.pem"] if tls == "mutual" else []}
 
 
 def _render(props: dict[str, str | int | bool]) -> str:

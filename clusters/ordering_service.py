@@ -13,7 +13,8 @@ import socket
 import tempfile
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import docker
 
@@ -28,6 +29,7 @@ from clusters.node_config import CLUSTER_PORT, OSN_PORT, osn_json
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
 from clusters.orderer.config_update import sign_channel_creation
 from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
+from clusters.orderer.tls import ClientTls
 from clusters.orderer.wire.common import common_pb2
 from clusters.subnet import KAFKA_OFFSET, OSN_OFFSET, host_ip
 
@@ -87,17 +89,31 @@ def _broker_ips(cluster: Cluster) -> list[str]:
 
 class ModelOrderers:
     """ordeal's model (clusters/orderer/): each OSN creates its channels' topics itself and
-    reports on GET /healthz once every chain has started."""
+    reports on GET /healthz once every chain has started. Under the variant's `tls` it serves
+    TLS from cryptogen's material, as Fabric's orderers do, in a volume mounted the same way."""
 
     implementation, version = "model", "ordeal"
+
+    def __init__(self) -> None:
+        self._identity: Identity | None = None
 
     def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
         if tags.osn is None:
             raise ClusterError("the variant asks for OSNs but the OSN image was not built")
-        brokers = _broker_ips(cluster)
-        for name, ip in _osn_ips(cluster):
+        v = cluster.variant
+        brokers, osns = _broker_ips(cluster), _osn_ips(cluster)
+        mounts: list[Any] = []
+        if v.orderer.tls != "off":
+            with tempfile.TemporaryDirectory(prefix="ordeal-model-") as tmp:
+                made = material.generate_crypto([name for name, _ in osns], fabric_tools(cluster.cache),
+                                                Path(tmp) / "material", sans={name: [ip] for name, ip in osns})
+                self._identity = NamedIdentity("client", tls=client_tls(made, "user", v.orderer.tls))
+                volume = material_volume.store(cluster.client, tags.osn, cluster.run, run_labels, made.root)
+            mounts = [docker.types.Mount(target=material_volume.MOUNT, source=volume, type="volume", read_only=True)]
+        for name, ip in osns:
             cluster.add_node(tags.osn, name, "osn", ip, run_labels,
-                         {"ORDEAL_CONFIG": osn_json(cluster.variant, name, brokers)}, data_dir="/var/lib/ordeal")
+                             {"ORDEAL_CONFIG": osn_json(v, name, brokers)}, data_dir="/var/lib/ordeal",
+                             extra_mounts=mounts)
 
     def start(self, cluster: Cluster, deadline: float) -> None:
         for node in cluster.osns:
@@ -107,8 +123,12 @@ class ModelOrderers:
         return osn_healthy(node.ip)
 
     def client_identity(self, cluster: Cluster) -> Identity:
-
-        return NamedIdentity("client")
+        """A name (the model checks writers by name), with the client's TLS when the variant has it."""
+        if self._identity is None:
+            tls = cluster.variant.orderer.tls
+            self._identity = NamedIdentity("client", tls=None if tls == "off" else _read_back(
+                cluster, ("clients", "tlsca"), lambda made: client_tls(made, "user", tls)))
+        return self._identity
 
 
 def _port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
@@ -142,8 +162,9 @@ class FabricOrderers:
         with tempfile.TemporaryDirectory(prefix="ordeal-fabric-") as tmp:
             made = material.generate(v, [name for name, _ in osns],
                                      [f"{ip}:{CLUSTER_PORT}" for ip in _broker_ips(cluster)],
-                                     fabric_tools(cluster.cache), Path(tmp) / "material")
-            self._keep(made.root)
+                                     fabric_tools(cluster.cache), Path(tmp) / "material",
+                                     sans={name: [ip] for name, ip in osns})
+            self._keep(made.root, v.orderer.tls)
             volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels, made.root)
         for name, ip in osns:
             env = {
@@ -157,7 +178,7 @@ class FabricOrderers:
                 "ORDERER_GENERAL_GENESISFILE": f"{material_volume.MOUNT}/genesis.block",
                 "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
                 "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
-                "ORDERER_GENERAL_TLS_ENABLED": "false",
+                **fabric_tls_env(v.orderer.tls, name),
                 "ORDERER_FILELEDGER_LOCATION": "/var/hyperledger/production/orderer",
                 # sarama 1.19 speaks protocol versions Kafka 3.9 still accepts at 1.0.0.
                 "ORDERER_KAFKA_VERSION": "1.0.0",
@@ -248,11 +269,13 @@ class FabricOrderers:
             client.close()
 
     # -- what the client needs of the material ---------------------------------
-    def _keep(self, root: Path) -> None:
-        """Hold the client identities and the channel-creation txs of the material at `root`."""
+    def _keep(self, root: Path, tls: str) -> None:
+        """Hold the client identities (with their TLS, per the variant's `tls`) and the
+        channel-creation txs of the material at `root`."""
 
+        made = material.Material(root)
         for who in ("admin", "user"):
-            self._identities[who] = MspIdentity.load(CLIENT_MSP, root / "clients" / who / "msp")
+            self._identities[who] = MspIdentity.load(CLIENT_MSP, made.client_msp(who), client_tls(made, who, tls))
         self._channel_txs = {p.stem: p.read_bytes() for p in (root / "channels").glob("*.tx")}
 
     def _ensure_material(self, cluster: Cluster) -> None:
@@ -260,14 +283,7 @@ class FabricOrderers:
 
         if self._identities:
             return
-        image = cluster.osns[0].container.attrs["Config"]["Image"]
-        tmp = Path(tempfile.mkdtemp(prefix="ordeal-fabric-material-"))
-        try:
-            for part in ("clients", "channels"):
-                material_volume.fetch(cluster.client, image, cluster.run, _scratch_labels(cluster), part, tmp)
-            self._keep(tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        _read_back(cluster, ("clients", "channels", "tlsca"), lambda made: self._keep(made.root, cluster.variant.orderer.tls))
 
     def client_identity(self, cluster: Cluster) -> Identity:
         """The client org's user: a member, so it may write and read every channel."""
@@ -281,6 +297,46 @@ class FabricOrderers:
     def _channel_tx(self, cluster: Cluster, channel: str) -> bytes:
         self._ensure_material(cluster)
         return self._channel_txs[channel]
+
+
+T = TypeVar("T")
+
+
+def _read_back(cluster: Cluster, parts: tuple[str, ...], use: Callable[[material.Material], T]) -> T:
+    """`use` of the run's material volume's `parts`, copied out for a process that attaches to
+    a cluster another one booted."""
+    image = cluster.osns[0].container.attrs["Config"]["Image"]
+    tmp = Path(tempfile.mkdtemp(prefix="ordeal-material-"))
+    try:
+        for part in parts:
+            material_volume.fetch(cluster.client, image, cluster.run, _scratch_labels(cluster), part, tmp)
+        return use(material.Material(tmp))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def client_tls(made: material.Material, who: str, tls: str) -> ClientTls | None:
+    """What client `who` connects with under the variant's `tls`: it trusts the orderers' TLS
+    CA, and under mutual TLS presents its own key pair."""
+    if tls == "off":
+        return None
+    own = ClientTls.load(made.client_tls(who), mutual=tls == "mutual")
+    return ClientTls(made.tls_ca("orderer").read_bytes(), own.cert_pem, own.key_pem)
+
+
+def fabric_tls_env(tls: str, name: str, root: str = material_volume.MOUNT) -> dict[str, str]:
+    """Fabric's General.TLS for orderer `name`, from the material at `root` (its volume)."""
+    if tls == "off":
+        return {"ORDERER_GENERAL_TLS_ENABLED": "false"}
+    own = f"{root}/orderers/{name}/tls"
+    return {
+        "ORDERER_GENERAL_TLS_ENABLED": "true",
+        "ORDERER_GENERAL_TLS_PRIVATEKEY": f"{own}/server.key",
+        "ORDERER_GENERAL_TLS_CERTIFICATE": f"{own}/server.crt",
+        "ORDERER_GENERAL_TLS_ROOTCAS": f"[{own}/ca.crt]",
+        "ORDERER_GENERAL_TLS_CLIENTAUTHREQUIRED": str(tls == "mutual").lower(),
+        "ORDERER_GENERAL_TLS_CLIENTROOTCAS": f"[{root}/tlsca/client.pem]",
+    }
 
 
 def _scratch_labels(cluster: Cluster) -> dict[str, str]:

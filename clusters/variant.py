@@ -110,6 +110,10 @@ class OrdererSettings(_Strict):
     preferred_max_bytes: int = Field(512 * 1024, ge=1)
     batch_timeout_ms: int = Field(500, ge=1)
     writers: dict[str, list[str]] = Field(default_factory=dict)
+    # TLS on the OSNs' gRPC (General.TLS): "server" the OSNs present certificates from their
+    # org's TLS CA; "mutual" clients present theirs too (ClientAuthRequired), and a Deliver
+    # must carry its certificate's hash (clusters/orderer/tls.py). Material from cryptogen.
+    tls: Literal["off", "server", "mutual"] = "off"
 
 
 class Variant(_Strict):

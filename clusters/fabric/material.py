@@ -8,7 +8,14 @@ The result is one folder (`Material.root`):
     genesis.block                 the system channel's block 0 (OrdererType kafka)
     channels/<channel>.tx         unsigned CONFIG_UPDATE envelopes, to be signed by the client admin
     orderers/<node>/msp           each orderer's local MSP
+    orderers/<node>/tls           its TLS key pair (server.crt, server.key; ca.crt its org's TLS CA)
     clients/admin/msp, clients/user/msp    the client org's admin and user
+    clients/<who>/tls             their TLS key pairs (client.crt, client.key)
+    tlsca/orderer.pem, tlsca/client.pem    the two orgs' TLS CAs: what clients trust in an
+                                  orderer, and what an orderer trusts in a client (mutual TLS)
+
+`generate_crypto` makes only cryptogen's part, for ordeal's model of the orderer, which reads
+no genesis block but serves TLS from the same material when the variant asks for it.
 """
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ import json
 import shutil
 import subprocess
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
 
 from clusters.variant import Variant
@@ -49,6 +57,16 @@ class Material:
         """`who`: "admin" (signs channel creation) or "user" (broadcasts and delivers)."""
         return self.root / "clients" / who / "msp"
 
+    def orderer_tls(self, node: str) -> Path:
+        return self.root / "orderers" / node / "tls"
+
+    def client_tls(self, who: str) -> Path:
+        return self.root / "clients" / who / "tls"
+
+    def tls_ca(self, org: str) -> Path:
+        """`org`: "orderer" (signed the orderers' server certificates) or "client"."""
+        return self.root / "tlsca" / f"{org}.pem"
+
 
 def _signature(rule: str) -> dict:
     return {"Type": "Signature", "Rule": rule}
@@ -67,27 +85,31 @@ META_POLICIES = {"Readers": _implicit("ANY Readers"), "Writers": _implicit("ANY 
                  "Admins": _implicit("MAJORITY Admins")}
 
 
-def crypto_config(orderers: list[str]) -> dict:
+def crypto_config(orderers: list[str], sans: Mapping[str, list[str]] | None = None) -> dict:
     """cryptogen's input: one orderer org with one orderer per node, one client org with an
-    admin and one user (no peers: nothing here endorses)."""
+    admin and one user (no peers: nothing here endorses). `sans`: more names or IP addresses
+    an orderer's TLS certificate is valid for (clients dial the OSNs by IP address)."""
+    sans = sans or {}
     return {
         "OrdererOrgs": [{"Name": "Orderer", "Domain": ORDERER_DOMAIN,
-                         "Specs": [{"Hostname": name} for name in orderers]}],
+                         "Specs": [{"Hostname": name, "SANS": list(sans.get(name, []))} for name in orderers]}],
         "PeerOrgs": [{"Name": "Client", "Domain": CLIENT_DOMAIN, "Template": {"Count": 0},
                       "Users": {"Count": 1}}],
     }
 
 
-def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], crypto: Path) -> dict:
+def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], crypto: Path,
+             orderer_type: str = "kafka") -> dict:
     """configtxgen's input: the genesis profile (orderer org, Kafka consensus, the variant's
-    batch settings, a consortium of the client org) and the channel profile."""
+    batch settings, a consortium of the client org) and the channel profile. `orderer_type`
+    "solo" serves tests that run Fabric's orderer without Kafka."""
     o = variant.orderer
     orderer_org = {"Name": "OrdererOrg", "ID": ORDERER_MSP, "Policies": _org_policies(ORDERER_MSP),
                    "MSPDir": str(crypto / "ordererOrganizations" / ORDERER_DOMAIN / "msp")}
     client_org = {"Name": "ClientOrg", "ID": CLIENT_MSP, "Policies": _org_policies(CLIENT_MSP),
                   "MSPDir": str(crypto / "peerOrganizations" / CLIENT_DOMAIN / "msp")}
     orderer = {
-        "OrdererType": "kafka",
+        "OrdererType": orderer_type,
         "Addresses": [f"{name}:7050" for name in orderers],
         "BatchTimeout": f"{o.batch_timeout_ms}ms",
         "BatchSize": {"MaxMessageCount": o.max_message_count,
@@ -118,16 +140,50 @@ def _run(tool: Path, args: list[str], cfg: Path) -> None:
         raise MaterialError(f"{tool.name} {args[0]} failed ({done.returncode}): {tail}")
 
 
-def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], tools: Path, root: Path) -> Material:
-    """Make the whole network's material under `root` (which must not exist yet) with the
-    binaries in `tools` (bin/cryptogen, bin/configtxgen)."""
-    work = root / ".work"
+def _cryptogen(orderers: list[str], sans: Mapping[str, list[str]] | None, tools: Path, work: Path) -> Path:
     work.mkdir(parents=True)
-    (work / "crypto-config.yaml").write_text(json.dumps(crypto_config(orderers), indent=1))
+    (work / "crypto-config.yaml").write_text(json.dumps(crypto_config(orderers, sans), indent=1))
     crypto = work / "crypto"
     _run(tools / "bin" / "cryptogen", ["generate", f"--config={work / 'crypto-config.yaml'}",
                                        f"--output={crypto}"], work)
-    (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto), indent=1))
+    return crypto
+
+
+def _keep_crypto(crypto: Path, orderers: list[str], material: Material) -> None:
+    """Copy what the nodes and clients use out of cryptogen's tree (never a CA's key)."""
+    orgs = crypto / "ordererOrganizations" / ORDERER_DOMAIN
+    for name in orderers:
+        node = orgs / "orderers" / f"{name}.{ORDERER_DOMAIN}"
+        shutil.copytree(node / "msp", material.orderer_msp(name))
+        shutil.copytree(node / "tls", material.orderer_tls(name))
+    users = crypto / "peerOrganizations" / CLIENT_DOMAIN / "users"
+    for who, user in (("admin", f"Admin@{CLIENT_DOMAIN}"), ("user", f"User1@{CLIENT_DOMAIN}")):
+        shutil.copytree(users / user / "msp", material.client_msp(who))
+        shutil.copytree(users / user / "tls", material.client_tls(who))
+    material.tls_ca("orderer").parent.mkdir()
+    for org, domain, kind in (("orderer", ORDERER_DOMAIN, "ordererOrganizations"),
+                              ("client", CLIENT_DOMAIN, "peerOrganizations")):
+        shutil.copyfile(crypto / kind / domain / "tlsca" / f"tlsca.{domain}-cert.pem", material.tls_ca(org))
+
+
+def generate_crypto(orderers: list[str], tools: Path, root: Path,
+                    sans: Mapping[str, list[str]] | None = None) -> Material:
+    """Only the MSP and TLS material under `root` (which must not exist yet), with cryptogen."""
+    work = root / ".work"
+    crypto = _cryptogen(orderers, sans, tools, work)
+    material = Material(root)
+    _keep_crypto(crypto, orderers, material)
+    shutil.rmtree(work)
+    return material
+
+
+def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], tools: Path, root: Path,
+             sans: Mapping[str, list[str]] | None = None, orderer_type: str = "kafka") -> Material:
+    """Make the whole network's material under `root` (which must not exist yet) with the
+    binaries in `tools` (bin/cryptogen, bin/configtxgen)."""
+    work = root / ".work"
+    crypto = _cryptogen(orderers, sans, tools, work)
+    (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto, orderer_type), indent=1))
     configtxgen = tools / "bin" / "configtxgen"
     material = Material(root)
     _run(configtxgen, ["-profile", GENESIS_PROFILE, "-channelID", SYSTEM_CHANNEL,
@@ -136,11 +192,6 @@ def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], to
     for channel in variant.orderer.channels:
         _run(configtxgen, ["-profile", CHANNEL_PROFILE, "-channelID", channel,
                            "-outputCreateChannelTx", str(material.channel_tx(channel))], work)
-    orgs = crypto / "ordererOrganizations" / ORDERER_DOMAIN / "orderers"
-    for name in orderers:
-        shutil.copytree(orgs / f"{name}.{ORDERER_DOMAIN}" / "msp", material.orderer_msp(name))
-    users = crypto / "peerOrganizations" / CLIENT_DOMAIN / "users"
-    shutil.copytree(users / f"Admin@{CLIENT_DOMAIN}" / "msp", material.client_msp("admin"))
-    shutil.copytree(users / f"User1@{CLIENT_DOMAIN}" / "msp", material.client_msp("user"))
+    _keep_crypto(crypto, orderers, material)
     shutil.rmtree(work)
     return material

@@ -24,7 +24,7 @@ from typing import Literal
 
 import grpc
 
-from clusters.orderer.client import (MAX_MESSAGE_BYTES, BroadcastStatus, DeliverFailed, DeliverReading,
+from clusters.orderer.client import (CHANNEL_OPTIONS, BroadcastStatus, DeliverFailed, DeliverReading,
                                      OsnUnreachable, block_summary)
 from clusters.orderer.envelopes import make_envelope
 from clusters.orderer.identity import Identity
@@ -97,9 +97,9 @@ class AsyncOsnClient:
     def _stub(self, address: str) -> ab_pb2_grpc.AtomicBroadcastStub:
         """The address's channel, made on the loop thread (an aio channel belongs to its loop)."""
         if address not in self._stubs:
-            channel = grpc.aio.insecure_channel(address, options=[
-                ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+            tls = self.identity.tls
+            channel = (grpc.aio.secure_channel(address, tls.credentials(), options=CHANNEL_OPTIONS) if tls
+                       else grpc.aio.insecure_channel(address, options=CHANNEL_OPTIONS))
             self._stubs[address] = (channel, ab_pb2_grpc.AtomicBroadcastStub(channel))
         return self._stubs[address][1]
 

@@ -107,8 +107,10 @@ class DeliverReading:
             stop=_seek_position("newest" if self.upto_height else stop),
             behavior=ab_pb2.SeekInfo.FAIL_IF_NOT_READY if self.upto_height else ab_pb2.SeekInfo.BLOCK_UNTIL_READY,
             error_response=ab_pb2.SeekInfo.BEST_EFFORT if best_effort else ab_pb2.SeekInfo.STRICT)
+        # Under mutual TLS the OSN refuses a Deliver not bound to the connection's certificate (tls.py).
         self.request = make_envelope(channel, identity, seek.SerializeToString(),
-                                     header_type=common_pb2.DELIVER_SEEK_INFO)
+                                     header_type=common_pb2.DELIVER_SEEK_INFO,
+                                     tls_cert_hash=identity.tls.binding_hash if identity.tls else b"")
         self.blocks: list[common_pb2.Block] = []
 
     def take(self, response: ab_pb2.DeliverResponse) -> bool:
@@ -123,8 +125,13 @@ class DeliverReading:
         raise DeliverFailed(self.address, self.channel, status, [block_summary(b) for b in self.blocks])
 
 
+CHANNEL_OPTIONS = [("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
+                   ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)]
+
+
 class OsnClient:
-    """Holds one gRPC channel per OSN address; thread-safe. Signs as `identity`."""
+    """Holds one gRPC channel per OSN address; thread-safe. Signs as `identity` and connects
+    with its TLS material (plain gRPC when it has none)."""
 
     def __init__(self, identity: Identity) -> None:
         self.identity = identity
@@ -134,9 +141,9 @@ class OsnClient:
     def _stub(self, address: str) -> ab_pb2_grpc.AtomicBroadcastStub:
         with self._lock:
             if address not in self._stubs:
-                channel = grpc.insecure_channel(address, options=[
-                    ("grpc.max_receive_message_length", MAX_MESSAGE_BYTES),
-                    ("grpc.max_send_message_length", MAX_MESSAGE_BYTES)])
+                tls = self.identity.tls
+                channel = (grpc.secure_channel(address, tls.credentials(), options=CHANNEL_OPTIONS) if tls
+                           else grpc.insecure_channel(address, options=CHANNEL_OPTIONS))
                 self._stubs[address] = (channel, ab_pb2_grpc.AtomicBroadcastStub(channel))
             return self._stubs[address][1]
 

@@ -4,10 +4,13 @@ Seek semantics follow Fabric's common/deliver: start past the height is NOT_FOUN
 the height waits; FAIL_IF_NOT_READY answers NOT_FOUND instead of waiting; after the stop
 block (or on error) one status closes the request. A chain whose consenter errored (it
 lost its position in the partition, Fabric's closed errorChan, or failed unexpectedly)
-answers SERVICE_UNAVAILABLE unless the client asked for BEST_EFFORT.
+answers SERVICE_UNAVAILABLE unless the client asked for BEST_EFFORT. Under mutual TLS a
+request not bound to its connection's certificate is BAD_REQUEST before anything else is
+looked at, as Fabric checks it with the channel header (tls.py).
 """
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator, Mapping
 
 from google.protobuf.message import DecodeError
@@ -16,6 +19,8 @@ from clusters.orderer.chain import Chain
 from clusters.orderer.envelopes import MalformedEnvelope, read_envelope
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2
+
+log = logging.getLogger("clusters.orderer")
 
 WAIT_SLICE_S = 0.2  # how often a waiting Deliver checks that its client is still there
 
@@ -28,13 +33,19 @@ class Deliverer:
     def __init__(self, chains: Mapping[str, Chain]) -> None:
         self._chains = chains
 
-    def handle(self, envelope: common_pb2.Envelope,
-               is_active: Callable[[], bool] = lambda: True) -> Iterator[ab_pb2.DeliverResponse]:
-        """The responses to one seek request: blocks, then exactly one status (unless the client left)."""
+    def handle(self, envelope: common_pb2.Envelope, is_active: Callable[[], bool] = lambda: True,
+               binding: Callable[[bytes], str | None] | None = None) -> Iterator[ab_pb2.DeliverResponse]:
+        """The responses to one seek request: blocks, then exactly one status (unless the client
+        left). `binding`, under mutual TLS: why the header's tls_cert_hash does not bind the
+        request to its connection, or None."""
         try:
             header, data = read_envelope(envelope)
             seek = ab_pb2.SeekInfo.FromString(data)
         except (MalformedEnvelope, DecodeError):
+            yield _status(common_pb2.BAD_REQUEST)
+            return
+        if binding is not None and (why := binding(header.tls_cert_hash)) is not None:
+            log.warning("rejecting deliver on channel %s: %s", header.channel, why)
             yield _status(common_pb2.BAD_REQUEST)
             return
         chain = self._chains.get(header.channel)

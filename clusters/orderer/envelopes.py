@@ -42,6 +42,7 @@ class EnvelopeHeader:
     channel: str
     tx_id: str
     creator: str
+    tls_cert_hash: bytes = b""
 
 
 def creator_name(creator: bytes) -> str:
@@ -73,7 +74,8 @@ def read_envelope(envelope: common_pb2.Envelope) -> tuple[EnvelopeHeader, bytes]
     creator = creator_name(signature_header.creator)
     if not channel_header.channel_id:
         raise MalformedEnvelope("channel header has no channel id")
-    header = EnvelopeHeader(channel_header.type, channel_header.channel_id, channel_header.tx_id, creator)
+    header = EnvelopeHeader(channel_header.type, channel_header.channel_id, channel_header.tx_id, creator,
+                            channel_header.tls_cert_hash)
     return header, payload.data
 
 
@@ -100,14 +102,16 @@ def tx_label_of(raw_envelope: bytes) -> str:
 
 
 def signed_envelope(channel: str, identity: "Identity", data: bytes, header_type: int,
-                    nonce: bytes | None = None, with_tx_id: bool = True) -> common_pb2.Envelope:
-    """An envelope of `data` with version 0, epoch 0, timestamp now, signed by `identity`."""
+                    nonce: bytes | None = None, with_tx_id: bool = True,
+                    tls_cert_hash: bytes = b"") -> common_pb2.Envelope:
+    """An envelope of `data` with version 0, epoch 0, timestamp now, signed by `identity`;
+    `tls_cert_hash` binds it to a mutual-TLS connection (tls.py)."""
     if nonce is None:
         nonce = os.urandom(NONCE_BYTES)
     creator = identity.creator
     channel_header = common_pb2.ChannelHeader(
         type=header_type, version=0, channel_id=channel, epoch=0,
-        tx_id=compute_tx_id(nonce, creator) if with_tx_id else "")
+        tx_id=compute_tx_id(nonce, creator) if with_tx_id else "", tls_cert_hash=tls_cert_hash)
     # Whole seconds, as Fabric's MakeChannelHeader: also keeps an envelope's size independent
     # of the moment it is made.
     channel_header.timestamp.seconds = int(time.time())
@@ -121,7 +125,7 @@ def signed_envelope(channel: str, identity: "Identity", data: bytes, header_type
 
 def make_envelope(channel: str, identity: "Identity", data: bytes = b"", label: str = "",
                   header_type: int = common_pb2.ENDORSER_TRANSACTION,
-                  nonce: bytes | None = None) -> common_pb2.Envelope:
+                  nonce: bytes | None = None, tls_cert_hash: bytes = b"") -> common_pb2.Envelope:
     """A signed envelope. The nonce is `nonce` if given, else the history label (`label`) with
     its marker, else random. An ENDORSER_TRANSACTION without `data` carries an empty
     peer.Transaction."""
@@ -131,4 +135,4 @@ def make_envelope(channel: str, identity: "Identity", data: bytes = b"", label: 
         nonce = label_nonce(label)
     if header_type == common_pb2.ENDORSER_TRANSACTION and not data:
         data = transaction_pb2.Transaction().SerializeToString()
-    return signed_envelope(channel, identity, data, header_type, nonce)
+    return signed_envelope(channel, identity, data, header_type, nonce, tls_cert_hash=tls_cert_hash)

@@ -4,6 +4,10 @@ Fabric (v1.4) identifies a creator by a serialized msp.SerializedIdentity (MSP i
 certificate) and checks an ECDSA signature over the SHA-256 of the signed bytes, refusing
 signatures whose S is above half the curve order. ordeal's model of the orderer checks
 writers by creator id only, so its identity is a bare name and signs nothing.
+
+An identity also carries the TLS material its client connects with (`tls`, None for plain
+gRPC): in a Fabric network the signing identity and the TLS key pair are the client's two
+credentials, and every OsnClient made for an identity should present both.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature, encode_dss_signature
 
+from clusters.orderer.tls import ClientTls
 from clusters.orderer.wire.msp import identities_pb2
 
 # Order of the P-256 group; Fabric's low-S rule: s <= n >> 1.
@@ -35,6 +40,11 @@ class Identity(Protocol):
 
     def sign(self, message: bytes) -> bytes: ...
 
+    @property
+    def tls(self) -> ClientTls | None:
+        """How this client connects: None for plain gRPC."""
+        ...
+
 
 @dataclass(frozen=True)
 class NamedIdentity:
@@ -42,6 +52,7 @@ class NamedIdentity:
 
     name: str
     msp_id: str = ""
+    tls: ClientTls | None = None
 
     @property
     def creator(self) -> bytes:
@@ -66,6 +77,7 @@ class MspIdentity:
     msp_id: str
     cert_pem: bytes
     key: ec.EllipticCurvePrivateKey = field(repr=False)
+    tls: ClientTls | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key, ec.EllipticCurvePrivateKey) or self.key.curve.name != "secp256r1":
@@ -74,7 +86,7 @@ class MspIdentity:
             raise ValueError("the private key does not belong to the certificate")
 
     @classmethod
-    def load(cls, msp_id: str, msp_dir: Path) -> "MspIdentity":
+    def load(cls, msp_id: str, msp_dir: Path, tls: ClientTls | None = None) -> "MspIdentity":
         """signcerts/*.pem is the certificate; keystore/*_sk (PKCS#8 PEM) holds its key."""
         msp_dir = Path(msp_dir)
         certs = sorted((msp_dir / "signcerts").glob("*.pem"))
@@ -86,7 +98,7 @@ class MspIdentity:
         for path in keys:
             key = serialization.load_pem_private_key(path.read_bytes(), password=None)
             if isinstance(key, ec.EllipticCurvePrivateKey) and key.public_key() == public:
-                return cls(msp_id, cert_pem, key)
+                return cls(msp_id, cert_pem, key, tls)
         raise ValueError(f"{msp_dir}/keystore: no *_sk key of the certificate in {certs[0].name} "
                          f"(among {len(keys)} keys)")
 

@@ -26,7 +26,8 @@ from clusters.orderer.operations import OperationsServer
 from clusters.orderer.partition_log import PartitionLog
 from clusters.orderer.registrar import Registrar
 from clusters.orderer.service import AtomicBroadcastService
-from clusters.orderer.settings import OsnSettings, SettingsError, load_settings
+from clusters.orderer.settings import OsnSettings, SettingsError, TlsSettings, load_settings
+from clusters.orderer.tls import ServerTls
 from clusters.orderer.wire.orderer import ab_pb2_grpc
 
 log = logging.getLogger("clusters.orderer")
@@ -49,10 +50,13 @@ class Osn:
         self._grpc = grpc.server(ThreadPoolExecutor(max_workers=GRPC_WORKERS, thread_name_prefix="grpc"),
                                  options=[("grpc.max_receive_message_length", max_message),
                                           ("grpc.max_send_message_length", max_message)])
-        service = AtomicBroadcastService(Broadcaster(chains, settings), Deliverer(chains))
+        tls = settings.tls
+        service = AtomicBroadcastService(Broadcaster(chains, settings), Deliverer(chains),
+                                         mutual_tls=bool(tls and tls.client_auth_required))
         ab_pb2_grpc.add_AtomicBroadcastServicer_to_server(service, self._grpc)
         try:
-            self.port = self._grpc.add_insecure_port(settings.listen)
+            self.port = (self._grpc.add_secure_port(settings.listen, server_tls(tls).credentials()) if tls
+                         else self._grpc.add_insecure_port(settings.listen))
         except RuntimeError:  # grpcio's way of saying the bind failed
             self.port = 0
         if self.port == 0:
@@ -71,6 +75,13 @@ class Osn:
         self._grpc.stop(SHUTDOWN_GRACE_S).wait()
         self.registrar.stop()
         self.operations.stop()
+
+
+def server_tls(settings: TlsSettings) -> ServerTls:
+    """The TLS settings' files, read (OSError names the one that cannot be)."""
+    roots = b"".join(path.read_bytes() for path in settings.client_root_cas)
+    return ServerTls(settings.certificate.read_bytes(), settings.private_key.read_bytes(), roots or None,
+                     settings.client_auth_required)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,14 +7,16 @@ import grpc
 
 from clusters.orderer.broadcast import Broadcaster
 from clusters.orderer.deliver import Deliverer
+from clusters.orderer.tls import binding_error
 from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
 
 
 class AtomicBroadcastService(ab_pb2_grpc.AtomicBroadcastServicer):
-    def __init__(self, broadcaster: Broadcaster, deliverer: Deliverer) -> None:
+    def __init__(self, broadcaster: Broadcaster, deliverer: Deliverer, mutual_tls: bool = False) -> None:
         self._broadcaster = broadcaster
         self._deliverer = deliverer
+        self._mutual_tls = mutual_tls
 
     def Broadcast(self, request_iterator: Iterator[common_pb2.Envelope],
                   context: grpc.ServicerContext) -> Iterator[ab_pb2.BroadcastResponse]:
@@ -23,5 +25,6 @@ class AtomicBroadcastService(ab_pb2_grpc.AtomicBroadcastServicer):
 
     def Deliver(self, request_iterator: Iterator[common_pb2.Envelope],
                 context: grpc.ServicerContext) -> Iterator[ab_pb2.DeliverResponse]:
+        binding = (lambda claimed: binding_error(context, claimed)) if self._mutual_tls else None
         for envelope in request_iterator:
-            yield from self._deliverer.handle(envelope, context.is_active)
+            yield from self._deliverer.handle(envelope, context.is_active, binding)

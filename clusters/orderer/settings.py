@@ -47,6 +47,22 @@ class TopicSettings(_Strict):
     min_insync_replicas: int = Field(2, ge=1)
 
 
+class TlsSettings(_Strict):
+    """Fabric's General.TLS: the server's key pair (PEM files) and, for mutual TLS, the CAs a
+    client's certificate must chain to."""
+
+    certificate: Path
+    private_key: Path
+    client_auth_required: bool = False
+    client_root_cas: list[Path] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _mutual_needs_roots(self) -> "TlsSettings":
+        if self.client_auth_required and not self.client_root_cas:
+            raise ValueError("client_auth_required needs client_root_cas")
+        return self
+
+
 class OsnSettings(_Strict):
     name: str
     listen: str = "0.0.0.0:7050"
@@ -61,6 +77,7 @@ class OsnSettings(_Strict):
     # Channel id -> creator ids allowed to Broadcast; "*" allows anyone; a channel not
     # listed accepts anyone (the variant's default).
     writers: dict[str, list[str]] = Field(default_factory=dict)
+    tls: TlsSettings | None = None  # None: plain gRPC
 
     @model_validator(mode="after")
     def _known_channels(self) -> "OsnSettings":
