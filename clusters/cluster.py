@@ -22,7 +22,7 @@ from confluent_kafka import KafkaException
 from clusters import kraft
 from clusters import labels as L
 from clusters.errors import ClusterError, engine_unreachable
-from clusters.health import admin_client, ensemble_has_leader, kafka_ready
+from clusters.health import admin_client, ensemble_has_leader, kafka_gaps, kafka_ready
 from clusters.images.build import ImageTags, build_all
 from clusters.lease import release as lease_release
 from clusters.lease import take as lease_take
@@ -116,6 +116,12 @@ class Cluster:
         """Whether `node` serves every channel, asked the way its implementation allows (Fabric's
         /healthz is never probed: it crashes an orderer whose chain has not reached Kafka)."""
         return self.ordering.healthy(self, node)
+
+    def recovery_gaps(self) -> list[str]:
+        """What is not whole again yet ([] when whole): Kafka's brokers and partitions
+        (health.kafka_gaps), and OSNs not serving every channel."""
+        gaps = kafka_gaps(self.bootstrap_servers(), len(self.brokers))
+        return gaps + [f"{n.name} not serving every channel" for n in self.osns if not self.osn_healthy(n)]
 
     def orderer_description(self) -> dict[str, str] | None:
         """Which ordering service implementation and version run (None without OSNs)."""

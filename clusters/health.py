@@ -61,3 +61,26 @@ def kafka_ready(bootstrap_servers: str, brokers: int, timeout: float = 5.0) -> b
     except Exception:  # any client error simply means: not ready yet
         return False
     return len(desc.nodes) == brokers and desc.controller is not None and desc.controller.id >= 0
+
+
+def kafka_gaps(bootstrap_servers: str, brokers: int, timeout: float = 5.0, most: int = 20) -> list[str]:
+    """What keeps Kafka from being whole again after the faults, as the metadata says (at most
+    `most` lines; [] when whole): a broker not registered, a partition without a leader or
+    with a replica out of its ISR. Internal topics count: a __transaction_state partition
+    below min.insync.replicas keeps its coordinator from ending txns, and a consumer-offsets
+    one keeps groups from committing."""
+    admin = admin_client(bootstrap_servers)
+    try:
+        meta = admin.list_topics(timeout=timeout)
+    except Exception as exc:  # noqa: BLE001 - no answer is itself the gap
+        return [f"no metadata ({exc.__class__.__name__})"]
+    gaps = [] if len(meta.brokers) >= brokers else [f"{len(meta.brokers)} of {brokers} brokers registered"]
+    for name in sorted(meta.topics):
+        for pid, part in sorted(meta.topics[name].partitions.items()):
+            if part.leader < 0:
+                gaps.append(f"{name}-{pid}: no leader")
+            elif set(part.replicas) - set(part.isrs):
+                gaps.append(f"{name}-{pid}: ISR {sorted(part.isrs)} of replicas {sorted(part.replicas)}")
+            if len(gaps) >= most:
+                return gaps
+    return gaps

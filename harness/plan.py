@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Sleep, Source, Stagger, Tag,
-                              TimeLimit, clients, derive_rng, nemesis, once)
+from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Seq, Sleep, Source, Stagger,
+                              Tag, TimeLimit, clients, derive_rng, nemesis)
 from ground.nemesis_protocol import Nemesis
 from ground.op import CLIENT_CRASH
 from ground.validation_message import one_line
@@ -22,6 +22,7 @@ from nemesis.registry import fault_factory, fault_names
 from workloads.registry import workload_factory, workload_names
 
 HEAL_ALL = "heal-all"  # the op of the heal phase: the runner heals every fault
+AWAIT_RECOVERY = "await-recovery"  # then, if the scenario asks, it waits for the cluster to be whole
 
 
 @dataclass
@@ -46,7 +47,7 @@ class Plan:
     @property
     def total_seconds(self) -> float:
         s = self.scenario
-        return s.duration + s.recovery_wait + s.final_read_time_limit
+        return s.duration + s.await_recovery + s.recovery_wait + s.final_read_time_limit
 
     def fault_plan(self) -> list[Request]:
         """The random schedule's requests, a function of the seed alone (empty for one-at-a-time)."""
@@ -59,7 +60,8 @@ class Plan:
 
     def generator(self) -> Phases:
         """main (workload ops at the target rate + the fault schedule, for `duration`) ->
-        heal -> recovery wait -> final reads (for at most `final_read_time_limit`)."""
+        heal (and, with `await_recovery`, the wait for a whole cluster) -> recovery wait ->
+        final reads (for at most `final_read_time_limit`)."""
         s, seed = self.scenario, self.seed
         sources = [Tag(name, w.generator(derive_rng(seed, f"workload/{name}")))
                    for name, w in self.workloads.items()]
@@ -79,7 +81,8 @@ class Plan:
         finals = [Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
         return Phases(
             ("main", TimeLimit(s.duration, AnyOf(clients(ops), nemesis(faults)))),
-            ("heal", nemesis(once({"f": HEAL_ALL}))),
+            ("heal", nemesis(Seq([{"f": HEAL_ALL}] + ([{"f": AWAIT_RECOVERY, "limit": s.await_recovery}]
+                                                      if s.await_recovery > 0 else [])))),
             ("recovery", Sleep(s.recovery_wait)),
             ("final-reads", TimeLimit(s.final_read_time_limit, clients(Concat(*finals)))),
         )

@@ -27,7 +27,7 @@ from ground.op import INFO, NEMESIS, Op
 from ground.run_files import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON
 from harness.crash_watch import CrashWatch
 from harness.history import Recorder
-from harness.plan import HEAL_ALL, Plan
+from harness.plan import AWAIT_RECOVERY, HEAL_ALL, Plan
 from harness.store import create_run_dir, point_latest, write_json
 from harness.worker import PENDING, POLL, ClientWorker
 
@@ -473,6 +473,8 @@ class Runner:
             try:
                 if template["f"] == HEAL_ALL:
                     self._heal_everything()
+                elif template["f"] == AWAIT_RECOVERY:
+                    self._await_recovery(template["limit"])
                 else:
                     self._fault(template)
             finally:
@@ -559,6 +561,31 @@ class Runner:
             with self._cond:
                 self._active.clear()
             self._healed_once = True
+
+    def _await_recovery(self, limit: float, poll: float = 1.0) -> None:
+        """Wait, at most `limit` seconds, until the cluster is whole again (Cluster.recovery_gaps),
+        and record a `recovered` op: how long it took, or, with error not-recovered, what was
+        still missing. Why: a broker started again after a kill can take minutes to rejoin
+        (it reloads every log after an unclean stop), and until its replicas are back in sync
+        a coordinator whose log partition fell below min.insync.replicas cannot end a txn.
+        Final reads begun before that can only end incomplete, and their partitions unjudged."""
+        probe = getattr(self.cluster, "recovery_gaps", None)
+        if probe is None:
+            return
+        began = time.monotonic()
+        while True:
+            try:
+                gaps = probe()
+            except Exception as exc:  # noqa: BLE001 - a probe that fails is a gap, not the end of the run
+                gaps = [f"probe failed: {exc.__class__.__name__}: {exc}"]
+            waited = time.monotonic() - began
+            if not gaps or waited >= limit or self._stop.is_set():
+                break
+            time.sleep(min(poll, limit - waited))
+        op: dict[str, Any] = {"f": "recovered", "value": {"seconds": round(waited, 1), "gaps": gaps}}
+        if gaps:
+            op["error"] = "not-recovered"
+        self._record_nemesis(op, None)
 
     # -- plug-ins ---------------------------------------------------------------
     def _check(self, result: RunResult, run_json: dict[str, Any]) -> None:

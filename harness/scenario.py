@@ -63,6 +63,11 @@ class Scenario(_Strict):
     rate: float = Field(50.0, ge=0, le=1e6, description="target ops/s over all clients; 0 = as fast as they go")
     duration: float = Field(60.0, gt=0, le=7 * DAY, description="seconds of the main phase")
     recovery_wait: float = Field(10.0, ge=0, le=DAY, description="seconds between the final heal and the final reads")
+    await_recovery: float = Field(
+        0.0, ge=0, le=DAY, description="after the final heal, wait at most this long for the cluster to be whole "
+                                       "again (every broker registered, every partition's replicas in its ISR, "
+                                       "every OSN serving) before the recovery wait; recorded as a `recovered` "
+                                       "op; 0 = do not wait")
     final_read_time_limit: float = Field(60.0, gt=0, le=DAY, description="seconds allowed for the final reads")
     op_timeout: float = Field(10.0, gt=0, le=DAY, description="an op not answered by then completes as info")
     in_flight: int = Field(1, ge=1, le=100_000,

@@ -470,3 +470,45 @@ def test_client_crashes_end_info_and_their_process_is_never_used_again(tmp_path)
 def test_a_scenario_without_client_crash_interval_crashes_no_client(tmp_path):
     _, result = run(tmp_path, duration=0.5)
     assert [op for op in read_history(result.history) if op["f"] == "client-crash"] == []
+
+
+class HealingCluster:
+    """Whole again after `gaps_for` probes; what the runner asked is counted."""
+
+    def __init__(self, gaps_for: int):
+        self.gaps_for, self.probes = gaps_for, 0
+
+    def recovery_gaps(self):
+        self.probes += 1
+        return ["t0-1: ISR [4] of replicas [1, 2, 4]"] if self.probes <= self.gaps_for else []
+
+
+def _recovered(result):
+    ops = [op for op in read_history(result.history) if op["f"] == "recovered"]
+    assert len(ops) == 1 and ops[0]["process"] == "nemesis"
+    return ops[0]
+
+
+def test_await_recovery_waits_for_a_whole_cluster_after_the_heal_and_records_it(tmp_path):
+    cluster = HealingCluster(gaps_for=2)
+    _, result = run(tmp_path, cluster=cluster, await_recovery=30)
+    history = list(read_history(result.history))
+    op = _recovered(result)
+    heal = max(o["index"] for o in history if o["f"] == "heal" and o["value"].get("all"))
+    first_final = min(o["index"] for o in history if o["f"] == "final-read")
+    assert heal < op["index"] < first_final
+    assert cluster.probes == 3 and op["value"]["gaps"] == [] and "error" not in op
+    assert 1.5 < op["value"]["seconds"] < 10
+
+
+def test_a_cluster_still_broken_at_the_limit_is_recorded_not_recovered_with_what_is_missing(tmp_path):
+    _, result = run(tmp_path, cluster=HealingCluster(gaps_for=10**6), await_recovery=1.5)
+    op = _recovered(result)
+    assert op["error"] == "not-recovered" and op["value"]["gaps"] == ["t0-1: ISR [4] of replicas [1, 2, 4]"]
+    assert 1.5 <= op["value"]["seconds"] < 5
+
+
+def test_without_await_recovery_the_cluster_is_not_probed(tmp_path):
+    cluster = HealingCluster(gaps_for=0)
+    _, result = run(tmp_path, cluster=cluster)
+    assert cluster.probes == 0 and not [op for op in read_history(result.history) if op["f"] == "recovered"]
