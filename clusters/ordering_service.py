@@ -335,7 +335,20 @@ def fabric_tls_env(tls: str, name: str, root: str = material_volume.MOUNT) -> di
         "ORDERER_GENERAL_TLS_CERTIFICATE": f"{own}/server.crt",
         "ORDERER_GENERAL_TLS_ROOTCAS": f"[{own}/ca.crt]",
         "ORDERER_GENERAL_TLS_CLIENTAUTHREQUIRED": str(tls == "mutual").lower(),
-        "ORDERER_GENERAL_TLS_CLIENTROOTCAS": f"[{root}/tlsca/client.pem]",
+        # The orderers' own TLS CA too: under Raft the orderers are each other's clients.
+        "ORDERER_GENERAL_TLS_CLIENTROOTCAS": f"[{root}/tlsca/client.pem,{root}/tlsca/orderer.pem]",
+    }
+
+
+def fabric_raft_env(name: str, root: str = material_volume.MOUNT) -> dict[str, str]:
+    """What an etcdraft orderer needs besides its TLS: the key pair it dials the other
+    consenters with (its TLS one; they talk over the general listener) and the CA it checks
+    theirs against. Its WAL and snapshots go under its data directory by default."""
+    own = f"{root}/orderers/{name}/tls"
+    return {
+        "ORDERER_GENERAL_CLUSTER_CLIENTCERTIFICATE": f"{own}/server.crt",
+        "ORDERER_GENERAL_CLUSTER_CLIENTPRIVATEKEY": f"{own}/server.key",
+        "ORDERER_GENERAL_CLUSTER_ROOTCAS": f"[{own}/ca.crt]",
     }
 
 

@@ -99,10 +99,12 @@ def crypto_config(orderers: list[str], sans: Mapping[str, list[str]] | None = No
 
 
 def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], crypto: Path,
-             orderer_type: str = "kafka") -> dict:
+             orderer_type: str = "kafka", raft_endpoints: Mapping[str, str] | None = None) -> dict:
     """configtxgen's input: the genesis profile (orderer org, Kafka consensus, the variant's
     batch settings, a consortium of the client org) and the channel profile. `orderer_type`
-    "solo" serves tests that run Fabric's orderer without Kafka."""
+    "etcdraft" makes every orderer a consenter, reached at its `raft_endpoints` entry
+    ("host:port", a name or address its TLS certificate is valid for); "solo" serves tests
+    that run Fabric's orderer without Kafka."""
     o = variant.orderer
     orderer_org = {"Name": "OrdererOrg", "ID": ORDERER_MSP, "Policies": _org_policies(ORDERER_MSP),
                    "MSPDir": str(crypto / "ordererOrganizations" / ORDERER_DOMAIN / "msp")}
@@ -116,6 +118,7 @@ def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], cr
                       "AbsoluteMaxBytes": f"{o.absolute_max_bytes}",
                       "PreferredMaxBytes": f"{o.preferred_max_bytes}"},
         "Kafka": {"Brokers": kafka_brokers},
+        **({"EtcdRaft": _etcdraft(orderers, raft_endpoints or {}, crypto)} if orderer_type == "etcdraft" else {}),
         "Organizations": [orderer_org],
         "Policies": {**META_POLICIES, "BlockValidation": _implicit("ANY Writers")},
         "Capabilities": {"V1_4_2": True},
@@ -130,6 +133,23 @@ def configtx(variant: Variant, orderers: list[str], kafka_brokers: list[str], cr
                                               "Capabilities": {"V1_4_2": True}}},
         },
     }
+
+
+def _etcdraft(orderers: list[str], endpoints: Mapping[str, str], crypto: Path) -> dict:
+    """Raft's consenter set: each orderer's TLS certificate serves both ways (cryptogen makes
+    it for server and client authentication). Options are Fabric's sample defaults."""
+    missing = [name for name in orderers if name not in endpoints]
+    if missing:
+        raise MaterialError(f"etcdraft needs an endpoint for every orderer; none for {', '.join(missing)}")
+    tls = crypto / "ordererOrganizations" / ORDERER_DOMAIN / "orderers"
+    consenters = []
+    for name in orderers:
+        host, port = endpoints[name].rsplit(":", 1)
+        cert = str(tls / f"{name}.{ORDERER_DOMAIN}" / "tls" / "server.crt")
+        consenters.append({"Host": host, "Port": int(port), "ClientTLSCert": cert, "ServerTLSCert": cert})
+    return {"Consenters": consenters,
+            "Options": {"TickInterval": "500ms", "ElectionTick": 10, "HeartbeatTick": 1, "MaxInflightBlocks": 5,
+                        "SnapshotIntervalSize": "20 MB"}}
 
 
 def _run(tool: Path, args: list[str], cfg: Path) -> None:
@@ -178,12 +198,14 @@ def generate_crypto(orderers: list[str], tools: Path, root: Path,
 
 
 def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], tools: Path, root: Path,
-             sans: Mapping[str, list[str]] | None = None, orderer_type: str = "kafka") -> Material:
+             sans: Mapping[str, list[str]] | None = None, orderer_type: str = "kafka",
+             raft_endpoints: Mapping[str, str] | None = None) -> Material:
     """Make the whole network's material under `root` (which must not exist yet) with the
     binaries in `tools` (bin/cryptogen, bin/configtxgen)."""
     work = root / ".work"
     crypto = _cryptogen(orderers, sans, tools, work)
-    (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto, orderer_type), indent=1))
+    (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto, orderer_type,
+                                                                 raft_endpoints), indent=1))
     configtxgen = tools / "bin" / "configtxgen"
     material = Material(root)
     _run(configtxgen, ["-profile", GENESIS_PROFILE, "-channelID", SYSTEM_CHANNEL,

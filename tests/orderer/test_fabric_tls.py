@@ -5,9 +5,6 @@ a channel, broadcasts and delivers over mutual TLS; one without a certificate ge
 connection; a Deliver whose tls_cert_hash is missing is BAD_REQUEST from Fabric itself."""
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +14,7 @@ import pytest
 
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
-from clusters.ordering_service import client_tls, fabric_tls_env
+from clusters.ordering_service import client_tls
 from clusters.orderer.client import OsnClient, OsnUnreachable
 from clusters.orderer.config_update import sign_channel_creation
 from clusters.orderer.envelopes import make_envelope
@@ -26,6 +23,7 @@ from clusters.orderer.wire.common import common_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
 from clusters.variant import load_variant
 from ground.cache import cache_dir
+from tests.orderer.fabric_process import free_port, start_orderer
 
 CHANNEL = "ch0"
 
@@ -38,20 +36,6 @@ class FabricOsn:
     log: Path
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _open(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FabricOsn]:
     tools = fabric_tools(cache_dir())
@@ -61,43 +45,20 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FabricOsn]:
         update={"channels": [CHANNEL], "max_message_count": 1})})
     made = material.generate(variant, ["osn1"], ["127.0.0.1:1"], tools, tmp / "material",
                              sans={"osn1": ["127.0.0.1"]}, orderer_type="solo")
-    port = _free_port()
-    env = {"PATH": "/usr/bin:/bin", "FABRIC_CFG_PATH": str(tools / "sampleconfig"),
-           "FABRIC_LOGGING_SPEC": "info",
-           "ORDERER_GENERAL_LISTENADDRESS": "127.0.0.1", "ORDERER_GENERAL_LISTENPORT": str(port),
-           "ORDERER_GENERAL_GENESISMETHOD": "file", "ORDERER_GENERAL_GENESISFILE": str(made.genesis_block),
-           "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
-           "ORDERER_GENERAL_LOCALMSPDIR": str(made.orderer_msp("osn1")),
-           "ORDERER_FILELEDGER_LOCATION": str(tmp / "ledger"),
-           "ORDERER_OPERATIONS_LISTENADDRESS": f"127.0.0.1:{_free_port()}",
-           "ORDERER_METRICS_PROVIDER": "disabled",
-           **fabric_tls_env("mutual", "osn1", str(made.root))}
-    log = tmp / "orderer.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([str(tools / "bin" / "orderer")], env=env, stdout=out, stderr=subprocess.STDOUT)
+    osn = start_orderer(tools, made, "osn1", free_port(), tmp)
     try:
-        deadline = time.monotonic() + 60
-        while not _open(port):
-            if proc.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"Fabric's orderer did not listen: {log.read_text()[-2000:]}")
-            time.sleep(0.1)
         user = MspIdentity.load(material.CLIENT_MSP, made.client_msp("user"), client_tls(made, "user", "mutual"))
         admin = MspIdentity.load(material.CLIENT_MSP, made.client_msp("admin"), client_tls(made, "admin", "mutual"))
         creating = OsnClient(admin)
         try:
             tx = common_pb2.Envelope.FromString(made.channel_tx(CHANNEL).read_bytes())
-            assert creating.broadcast_envelope(f"127.0.0.1:{port}", sign_channel_creation(tx, admin)) == "SUCCESS"
-            creating.wait_for_block(f"127.0.0.1:{port}", CHANNEL, 0, timeout=30)
+            assert creating.broadcast_envelope(osn.address, sign_channel_creation(tx, admin)) == "SUCCESS"
+            creating.wait_for_block(osn.address, CHANNEL, 0, timeout=30)
         finally:
             creating.close()
-        yield FabricOsn(made, f"127.0.0.1:{port}", user, log)
+        yield FabricOsn(made, osn.address, user, osn.log)
     finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+        osn.stop()
 
 
 def test_fabrics_orderer_takes_a_broadcast_and_serves_a_bound_deliver_over_mutual_tls(fabric: FabricOsn) -> None:
