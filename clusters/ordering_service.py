@@ -141,7 +141,7 @@ def _port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
 
 class FabricOrderers:
     """Fabric v1.4.12's orderer: crypto material and genesis block made by cryptogen and
-    configtxgen at boot (TLS off), each channel created by a CONFIG_UPDATE signed by the
+    configtxgen at boot (TLS and consensus as the variant says), each channel created by a CONFIG_UPDATE signed by the
     client org's admin, healthy when every channel delivers its block 0 (never by probing
     /healthz before Kafka answers: that crashes 1.4.12, see docs/findings.md)."""
 
@@ -163,7 +163,8 @@ class FabricOrderers:
             made = material.generate(v, [name for name, _ in osns],
                                      [f"{ip}:{CLUSTER_PORT}" for ip in _broker_ips(cluster)],
                                      fabric_tools(cluster.cache), Path(tmp) / "material",
-                                     sans={name: [ip] for name, ip in osns})
+                                     sans={name: [ip] for name, ip in osns}, orderer_type=v.orderer.consensus,
+                                     raft_endpoints={name: f"{ip}:{OSN_PORT}" for name, ip in osns})
             self._keep(made.root, v.orderer.tls)
             volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels, made.root)
         for name, ip in osns:
@@ -179,6 +180,7 @@ class FabricOrderers:
                 "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
                 "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
                 **fabric_tls_env(v.orderer.tls, name),
+                **(fabric_raft_env(name) if v.orderer.consensus == "etcdraft" else {}),
                 "ORDERER_FILELEDGER_LOCATION": "/var/hyperledger/production/orderer",
                 # sarama 1.19 speaks protocol versions Kafka 3.9 still accepts at 1.0.0.
                 "ORDERER_KAFKA_VERSION": "1.0.0",

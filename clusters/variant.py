@@ -114,6 +114,10 @@ class OrdererSettings(_Strict):
     # org's TLS CA; "mutual" clients present theirs too (ClientAuthRequired), and a Deliver
     # must carry its certificate's hash (clusters/orderer/tls.py). Material from cryptogen.
     tls: Literal["off", "server", "mutual"] = "off"
+    # How Fabric's orderers agree on blocks: "kafka" (the subject of ordeal), or "etcdraft"
+    # (Fabric 1.4.1 and later; every orderer a consenter, talking to the others over mutual
+    # TLS), so that both can run the same workloads and faults side by side.
+    consensus: Literal["kafka", "etcdraft"] = "kafka"
 
 
 class Variant(_Strict):
@@ -186,6 +190,10 @@ class Variant(_Strict):
             raise ValueError("orderer.preferred_max_bytes exceeds orderer.absolute_max_bytes")
         if len(set(self.orderer.channels)) != len(self.orderer.channels):
             raise ValueError("orderer.channels names a channel twice")
+        if self.orderer.consensus == "etcdraft" and (self.orderer.implementation != "fabric-1.4.12"
+                                                     or self.orderer.tls != "mutual"):
+            raise ValueError("orderer.consensus etcdraft needs implementation \"fabric-1.4.12\" (the model orders by "
+                             "Kafka only) and tls = \"mutual\" (Raft's consenters know each other by TLS certificate)")
         if c.osns and self.orderer.implementation != "model" and self.orderer.writers:
             raise ValueError("orderer.writers is a setting of the model; Fabric's orderer takes its "
                              "writers from the channel's policies")

@@ -68,6 +68,12 @@ INVALID = {
                                   "client.version"),
     "writers-on-fabric": (BASE.replace("brokers = 4", "brokers = 4\nosns = 1")
                           + "[orderer]\nwriters = {ch0 = [\"alice\"]}\n", "orderer.writers"),
+    # Fabric as deployed (issue 43).
+    "unknown-tls-mode": (BASE + "[orderer]\ntls = \"on\"\n", "orderer.tls"),
+    "raft-on-the-model": (BASE + "[orderer]\nimplementation = \"model\"\nconsensus = \"etcdraft\"\ntls = \"mutual\"\n",
+                          "orderer.consensus etcdraft"),
+    "raft-without-mutual-tls": (BASE + "[orderer]\nconsensus = \"etcdraft\"\ntls = \"server\"\n",
+                                "orderer.consensus etcdraft"),
 }
 
 
