@@ -12,8 +12,8 @@ import shutil
 import socket
 import tempfile
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import docker
@@ -141,9 +141,10 @@ def _port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
 
 class FabricOrderers:
     """Fabric v1.4.12's orderer: crypto material and genesis block made by cryptogen and
-    configtxgen at boot (TLS and consensus as the variant says), each channel created by a CONFIG_UPDATE signed by the
-    client org's admin, healthy when every channel delivers its block 0 (never by probing
-    /healthz before Kafka answers: that crashes 1.4.12, see docs/findings.md)."""
+    configtxgen at boot (TLS and consensus as the variant says), each channel created by a
+    CONFIG_UPDATE signed by the client org's admin, healthy when every channel delivers its
+    block 0 (never by probing /healthz before Kafka answers: that crashes 1.4.12, see
+    docs/findings.md)."""
 
     implementation, version = "fabric-1.4.12", FABRIC_VERSION
 
@@ -285,7 +286,8 @@ class FabricOrderers:
 
         if self._identities:
             return
-        _read_back(cluster, ("clients", "channels", "tlsca"), lambda made: self._keep(made.root, cluster.variant.orderer.tls))
+        _read_back(cluster, ("clients", "channels", "tlsca"),
+                   lambda made: self._keep(made.root, cluster.variant.orderer.tls))
 
     def client_identity(self, cluster: Cluster) -> Identity:
         """The client org's user: a member, so it may write and read every channel."""
