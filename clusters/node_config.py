@@ -13,6 +13,8 @@ Controller i has node.id 100 + i, so that broker kafkaN keeps node.id N.
 """
 from __future__ import annotations
 
+from pathlib import Path
+
 from clusters.variant import Variant
 
 CLIENT_PORT, BROKER_PORT, CLUSTER_PORT, CONTROLLER_PORT = 9092, 9093, 9094, 9095
@@ -72,15 +74,17 @@ def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
 
 
 def _model_tls(tls: str, name: str) -> dict | None:
-    """The model's settings.tls: the same files Fabric's orderer reads (ordering_service.py)."""
+    """The model's settings.tls: the same files Fabric's orderer reads, where the material
+    volume is mounted (paths from clusters.fabric.material, their one home)."""
+    from clusters.fabric.material import Material
     from clusters.fabric.material_volume import MOUNT
 
     if tls == "off":
         return None
-    own = f"{MOUNT}/orderers/{name}/tls"
-    return {"certificate": f"{own}/server.crt", "private_key": f"{own}/server.key",
-            "client_auth_required": tls == "mutual",
-            "client_root_cas": [f"{MOUNT}/tlsca/client.pem"] if tls == "mutual" else []}
+    made, mutual = Material(Path(MOUNT)), tls == "mutual"
+    return {"certificate": str(made.orderer_tls(name) / "server.crt"),
+            "private_key": str(made.orderer_tls(name) / "server.key"),
+            "client_auth_required": mutual, "client_root_cas": [str(made.tls_ca("client"))] if mutual else []}
 
 
 def _render(props: dict[str, str | int | bool]) -> str:

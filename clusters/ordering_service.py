@@ -332,7 +332,8 @@ def fabric_tls_env(tls: str, name: str, root: str = material_volume.MOUNT) -> di
     """Fabric's General.TLS for orderer `name`, from the material at `root` (its volume)."""
     if tls == "off":
         return {"ORDERER_GENERAL_TLS_ENABLED": "false"}
-    own = f"{root}/orderers/{name}/tls"
+    made = material.Material(Path(root))
+    own = made.orderer_tls(name)
     return {
         "ORDERER_GENERAL_TLS_ENABLED": "true",
         "ORDERER_GENERAL_TLS_PRIVATEKEY": f"{own}/server.key",
@@ -340,7 +341,7 @@ def fabric_tls_env(tls: str, name: str, root: str = material_volume.MOUNT) -> di
         "ORDERER_GENERAL_TLS_ROOTCAS": f"[{own}/ca.crt]",
         "ORDERER_GENERAL_TLS_CLIENTAUTHREQUIRED": str(tls == "mutual").lower(),
         # The orderers' own TLS CA too: under Raft the orderers are each other's clients.
-        "ORDERER_GENERAL_TLS_CLIENTROOTCAS": f"[{root}/tlsca/client.pem,{root}/tlsca/orderer.pem]",
+        "ORDERER_GENERAL_TLS_CLIENTROOTCAS": f"[{made.tls_ca('client')},{made.tls_ca('orderer')}]",
     }
 
 
@@ -348,7 +349,7 @@ def fabric_raft_env(name: str, root: str = material_volume.MOUNT) -> dict[str, s
     """What an etcdraft orderer needs besides its TLS: the key pair it dials the other
     consenters with (its TLS one; they talk over the general listener) and the CA it checks
     theirs against. Its WAL and snapshots go under its data directory by default."""
-    own = f"{root}/orderers/{name}/tls"
+    own = material.Material(Path(root)).orderer_tls(name)
     return {
         "ORDERER_GENERAL_CLUSTER_CLIENTCERTIFICATE": f"{own}/server.crt",
         "ORDERER_GENERAL_CLUSTER_CLIENTPRIVATEKEY": f"{own}/server.key",
