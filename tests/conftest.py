@@ -6,7 +6,8 @@ included) to its end, this process cannot construct a Docker client (docker.from
 DockerClient, APIClient raise DockerException, the error an absent engine gives) and
 DOCKER_HOST points at a socket that does not exist, for the processes it starts. A test that
 would start a container without the marker fails with this module's message instead.
-A test marked `chaos` injects faults into a real cluster: it must be marked `cluster` too.
+A test marked `chaos` injects faults into a real cluster: it must be marked `cluster` too; so
+must one marked `nightly` (left out of make test by pyproject's addopts, run by the nightly workflow).
 """
 from __future__ import annotations
 
@@ -17,12 +18,13 @@ _GUARD = pytest.StashKey[pytest.MonkeyPatch]()
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    unmarked = [item.nodeid for item in items
-                if item.get_closest_marker("chaos") is not None and item.get_closest_marker("cluster") is None]
-    if unmarked:
-        more = f" and {len(unmarked) - 5} more" if len(unmarked) > 5 else ""
-        raise pytest.UsageError(f"marked chaos but not cluster (a chaos test needs the real cluster): "
-                                f"{', '.join(unmarked[:5])}{more}")
+    for marker, why in (("chaos", "a chaos test needs the real cluster"),
+                        ("nightly", "the nightly tests are the real-cluster tests too long for make test")):
+        unmarked = [item.nodeid for item in items
+                    if item.get_closest_marker(marker) is not None and item.get_closest_marker("cluster") is None]
+        if unmarked:
+            more = f" and {len(unmarked) - 5} more" if len(unmarked) > 5 else ""
+            raise pytest.UsageError(f"marked {marker} but not cluster ({why}): {', '.join(unmarked[:5])}{more}")
 
 
 def _cut_off_docker(guard: pytest.MonkeyPatch, nodeid: str) -> None:

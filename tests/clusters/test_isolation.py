@@ -77,6 +77,7 @@ def test_a_lease_is_held_once_and_a_dead_holders_lease_is_taken_over(image: str)
         remove_run(client, run)
 
 
+@pytest.mark.nightly  # two clusters booted side by side: about 100 s
 def test_two_runs_of_one_variant_at_once_each_boot_their_own_cluster(tmp_path: Path) -> None:
     path = scenario(tmp_path, duration=15)
     first, second = ordeal_run(path, tmp_path / "a"), ordeal_run(path, tmp_path / "b")
