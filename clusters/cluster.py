@@ -307,12 +307,14 @@ class Cluster:
                 self.add_node(tags.zookeeper, f"zk{i}", "zookeeper", ip, run_labels,
                           {"ORDEAL_CONFIG": zoo_cfg(metadata_ips), "ORDEAL_MYID": str(i),
                            "ORDEAL_JAVA_OPTS": ZOOKEEPER_JAVA_OPTS}, data_dir="/var/lib/zookeeper")
+        # The orderers' material comes first: under orderer.kafka_tls the brokers mount it too.
+        broker_mounts = self.ordering.prepare(self, tags, run_labels) if v.cluster.osns else []
         for i in range(1, v.cluster.brokers + 1):
             ip = host_ip(self.subnet, KAFKA_OFFSET + i)
             props = server_properties(v, i, ip, f"{tox_ip}:{PROXY_BASE_PORT + i}", metadata_ips)
             self.add_node(kafka_image, f"kafka{i}", "kafka", ip, run_labels,
                       {"ORDEAL_CONFIG": props, "ORDEAL_JAVA_OPTS": KAFKA_JAVA_OPTS, **metadata_env},
-                      data_dir="/var/lib/kafka")
+                      data_dir="/var/lib/kafka", extra_mounts=broker_mounts)
         if v.cluster.osns:
             self.ordering.create_nodes(self, tags, run_labels)
 

@@ -70,6 +70,7 @@ def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
         "topic": {"replication_factor": k.replication_factor, "min_insync_replicas": k.min_insync_replicas},
         "writers": o.writers,
         "tls": _model_tls(o.tls, name),
+        "kafka_tls": _model_kafka_tls(name) if o.kafka_tls else None,
     }).model_dump_json()
 
 
@@ -85,6 +86,35 @@ def _model_tls(tls: str, name: str) -> dict | None:
     return {"certificate": str(made.orderer_tls(name) / "server.crt"),
             "private_key": str(made.orderer_tls(name) / "server.key"),
             "client_auth_required": mutual, "client_root_cas": [str(made.tls_ca("client"))] if mutual else []}
+
+
+def _model_kafka_tls(name: str) -> dict:
+    """The model's settings.kafka_tls: its TLS key pair, and the brokers' TLS CA."""
+    from clusters.fabric.material import Material
+    from clusters.fabric.material_volume import MOUNT
+
+    made = Material(Path(MOUNT))
+    return {"certificate": str(made.orderer_tls(name) / "server.crt"),
+            "private_key": str(made.orderer_tls(name) / "server.key"), "root_ca": str(made.tls_ca("kafka"))}
+
+
+def _cluster_listener_tls(broker: str) -> dict[str, str | int | bool]:
+    """The CLUSTER listener's TLS (the orderers' path to Kafka, orderer.kafka_tls): the broker's
+    keystore and the orderers' TLS CA from the run's material volume, mounted where the
+    orderers mount it; a client without a certificate from that CA is refused."""
+    from clusters.fabric.material import KEYSTORE_PASSWORD, Material
+    from clusters.fabric.material_volume import MOUNT
+
+    made, prefix = Material(Path(MOUNT)), "listener.name.cluster."
+    return {
+        f"{prefix}ssl.keystore.type": "PKCS12",
+        f"{prefix}ssl.keystore.location": str(made.broker_keystore(broker)),
+        f"{prefix}ssl.keystore.password": KEYSTORE_PASSWORD,
+        f"{prefix}ssl.key.password": KEYSTORE_PASSWORD,
+        f"{prefix}ssl.truststore.type": "PEM",
+        f"{prefix}ssl.truststore.location": str(made.tls_ca("orderer")),
+        f"{prefix}ssl.client.auth": "required",
+    }
 
 
 def _render(props: dict[str, str | int | bool]) -> str:
@@ -144,7 +174,9 @@ def server_properties(variant: Variant, broker_id: int, ip: str, client_advertis
     k = variant.kafka
     kraft = k.mode == "kraft"
     listeners = {"CLIENT": CLIENT_PORT, "BROKER": BROKER_PORT, "CLUSTER": CLUSTER_PORT}
-    protocols = ",".join(f"{name}:PLAINTEXT" for name in [*listeners, *(["CONTROLLER"] if kraft else [])])
+    tls = variant.orderer.kafka_tls and variant.cluster.osns > 0
+    protocols = ",".join(f"{name}:{'SSL' if tls and name == 'CLUSTER' else 'PLAINTEXT'}"
+                         for name in [*listeners, *(["CONTROLLER"] if kraft else [])])
     metadata: dict[str, str | int | bool] = (
         {"process.roles": "broker", "node.id": broker_id, "controller.quorum.voters": quorum_voters(metadata_ips),
          "controller.listener.names": "CONTROLLER", **KRAFT_DEFAULTS} if kraft else
@@ -159,6 +191,7 @@ def server_properties(variant: Variant, broker_id: int, ip: str, client_advertis
         "log.dirs": "/var/lib/kafka/data",
         **_topic_defaults(variant),
         "replica.fetch.max.bytes": k.replica_fetch_max_bytes,
+        **(_cluster_listener_tls(f"kafka{broker_id}") if tls else {}),
         **BROKER_DEFAULTS,
         **k.overrides,
     }

@@ -68,6 +68,11 @@ class OrderingService(Protocol):
     implementation: str
     version: str
 
+    def prepare(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> list[Any]:
+        """Make the network's material before any node exists; return the mounts a broker
+        needs of it (the material volume, under orderer.kafka_tls)."""
+        ...
+
     def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None: ...
 
     def start(self, cluster: Cluster, deadline: float) -> None: ...
@@ -87,6 +92,22 @@ def _broker_ips(cluster: Cluster) -> list[str]:
     return [host_ip(cluster.subnet, KAFKA_OFFSET + i) for i in range(1, cluster.variant.cluster.brokers + 1)]
 
 
+def _broker_sans(cluster: Cluster) -> dict[str, list[str]] | None:
+    """Broker name -> the address its TLS certificate must name, under orderer.kafka_tls."""
+    if not cluster.variant.orderer.kafka_tls:
+        return None
+    return {f"kafka{i}": [ip] for i, ip in enumerate(_broker_ips(cluster), start=1)}
+
+
+def _material_mounts(volume: str | None) -> list[Any]:
+    return [] if volume is None else [docker.types.Mount(target=material_volume.MOUNT, source=volume,
+                                                         type="volume", read_only=True)]
+
+
+def _broker_mounts(cluster: Cluster, volume: str | None) -> list[Any]:
+    return _material_mounts(volume) if cluster.variant.orderer.kafka_tls else []
+
+
 class ModelOrderers:
     """ordeal's model (clusters/orderer/): each OSN creates its channels' topics itself and
     reports on GET /healthz once every chain has started. Under the variant's `tls` it serves
@@ -96,24 +117,31 @@ class ModelOrderers:
 
     def __init__(self) -> None:
         self._identity: Identity | None = None
+        self._volume: str | None = None
 
-    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
+    def prepare(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> list[Any]:
+        """cryptogen's material, only where TLS (to the clients or to Kafka) needs it."""
         if tags.osn is None:
             raise ClusterError("the variant asks for OSNs but the OSN image was not built")
         v = cluster.variant
-        brokers, osns = _broker_ips(cluster), _osn_ips(cluster)
-        mounts: list[Any] = []
-        if v.orderer.tls != "off":
+        if v.orderer.tls != "off" or v.orderer.kafka_tls:
+            osns = _osn_ips(cluster)
             with tempfile.TemporaryDirectory(prefix="ordeal-model-") as tmp:
                 made = material.generate_crypto([name for name, _ in osns], fabric_tools(cluster.cache),
-                                                Path(tmp) / "material", sans={name: [ip] for name, ip in osns})
-                self._identity = NamedIdentity("client", tls=client_tls(made, "user", v.orderer.tls))
-                volume = material_volume.store(cluster.client, tags.osn, cluster.run, run_labels, made.root)
-            mounts = [docker.types.Mount(target=material_volume.MOUNT, source=volume, type="volume", read_only=True)]
-        for name, ip in osns:
+                                                Path(tmp) / "material", sans={name: [ip] for name, ip in osns},
+                                                broker_sans=_broker_sans(cluster))
+                if v.orderer.tls != "off":
+                    self._identity = NamedIdentity("client", tls=client_tls(made, "user", v.orderer.tls))
+                self._volume = material_volume.store(cluster.client, tags.osn, cluster.run, run_labels, made.root)
+        return _broker_mounts(cluster, self._volume)
+
+    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
+        v = cluster.variant
+        brokers = _broker_ips(cluster)
+        for name, ip in _osn_ips(cluster):
             cluster.add_node(tags.osn, name, "osn", ip, run_labels,
                              {"ORDEAL_CONFIG": osn_json(v, name, brokers)}, data_dir="/var/lib/ordeal",
-                             extra_mounts=mounts)
+                             extra_mounts=_material_mounts(self._volume))
 
     def start(self, cluster: Cluster, deadline: float) -> None:
         for node in cluster.osns:
@@ -151,11 +179,11 @@ class FabricOrderers:
     def __init__(self) -> None:
         self._identities: dict[str, Identity] = {}
         self._channel_txs: dict[str, bytes] = {}
+        self._volume: str | None = None
 
     # -- boot -----------------------------------------------------------------
-    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
-
-
+    def prepare(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> list[Any]:
+        """cryptogen's and configtxgen's material (the brokers' TLS too, under kafka_tls)."""
         if tags.fabric_orderer is None:
             raise ClusterError("the variant asks for Fabric's orderer but its image was not built")
         v = cluster.variant
@@ -165,10 +193,16 @@ class FabricOrderers:
                                      [f"{ip}:{CLUSTER_PORT}" for ip in _broker_ips(cluster)],
                                      fabric_tools(cluster.cache), Path(tmp) / "material",
                                      sans={name: [ip] for name, ip in osns}, orderer_type=v.orderer.consensus,
-                                     raft_endpoints={name: f"{ip}:{OSN_PORT}" for name, ip in osns})
+                                     raft_endpoints={name: f"{ip}:{OSN_PORT}" for name, ip in osns},
+                                     broker_sans=_broker_sans(cluster))
             self._keep(made.root, v.orderer.tls)
-            volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels, made.root)
-        for name, ip in osns:
+            self._volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels,
+                                                 made.root)
+        return _broker_mounts(cluster, self._volume)
+
+    def create_nodes(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> None:
+        v = cluster.variant
+        for name, ip in _osn_ips(cluster):
             env = {
                 "FABRIC_LOGGING_SPEC": "info",
                 # Fabric's default format colours each line; logs and crash evidence are read as text.
@@ -182,6 +216,7 @@ class FabricOrderers:
                 "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
                 **fabric_tls_env(v.orderer.tls, name),
                 **(fabric_raft_env(name) if v.orderer.consensus == "etcdraft" else {}),
+                **(fabric_kafka_tls_env(name) if v.orderer.kafka_tls else {}),
                 "ORDERER_FILELEDGER_LOCATION": "/var/hyperledger/production/orderer",
                 # sarama 1.19 speaks protocol versions Kafka 3.9 still accepts at 1.0.0.
                 "ORDERER_KAFKA_VERSION": "1.0.0",
@@ -197,8 +232,7 @@ class FabricOrderers:
             }
             cluster.add_node(tags.fabric_orderer, name, "osn", ip, run_labels, env,
                          data_dir="/var/hyperledger/production",
-                         extra_mounts=[docker.types.Mount(target=material_volume.MOUNT, source=volume,
-                                                          type="volume", read_only=True)])
+                         extra_mounts=_material_mounts(self._volume))
 
     def start(self, cluster: Cluster, deadline: float) -> None:
 
@@ -354,6 +388,20 @@ def fabric_raft_env(name: str, root: str = material_volume.MOUNT) -> dict[str, s
         "ORDERER_GENERAL_CLUSTER_CLIENTCERTIFICATE": f"{own}/server.crt",
         "ORDERER_GENERAL_CLUSTER_CLIENTPRIVATEKEY": f"{own}/server.key",
         "ORDERER_GENERAL_CLUSTER_ROOTCAS": f"[{own}/ca.crt]",
+    }
+
+
+def fabric_kafka_tls_env(name: str, root: str = material_volume.MOUNT) -> dict[str, str]:
+    """Fabric's Kafka.TLS for orderer `name`: it presents its TLS key pair to the brokers and
+    checks theirs against the brokers' TLS CA. Fabric reads each from a file named under
+    `File` (its viperutil), hence the _FILE variables."""
+    made = material.Material(Path(root))
+    own = made.orderer_tls(name)
+    return {
+        "ORDERER_KAFKA_TLS_ENABLED": "true",
+        "ORDERER_KAFKA_TLS_PRIVATEKEY_FILE": f"{own}/server.key",
+        "ORDERER_KAFKA_TLS_CERTIFICATE_FILE": f"{own}/server.crt",
+        "ORDERER_KAFKA_TLS_ROOTCAS_FILE": str(made.tls_ca("kafka")),
     }
 
 

@@ -114,6 +114,11 @@ class OrdererSettings(_Strict):
     # org's TLS CA; "mutual" clients present theirs too (ClientAuthRequired), and a Deliver
     # must carry its certificate's hash (clusters/orderer/tls.py). Material from cryptogen.
     tls: Literal["off", "server", "mutual"] = "off"
+    # TLS between the orderers and Kafka (Fabric's Kafka.TLS): the brokers' CLUSTER listener,
+    # which only the orderers use, speaks TLS and requires the orderer's TLS certificate; the
+    # orderer checks the broker's against the brokers' own TLS CA. Clients on the host and the
+    # brokers' replication stay plaintext (README, "What is encrypted").
+    kafka_tls: bool = False
     # How Fabric's orderers agree on blocks: "kafka" (the subject of ordeal), or "etcdraft"
     # (Fabric 1.4.1 and later; every orderer a consenter, talking to the others over mutual
     # TLS), so that both can run the same workloads and faults side by side.
@@ -194,6 +199,9 @@ class Variant(_Strict):
                                                      or self.orderer.tls != "mutual"):
             raise ValueError("orderer.consensus etcdraft needs implementation \"fabric-1.4.12\" (the model orders by "
                              "Kafka only) and tls = \"mutual\" (Raft's consenters know each other by TLS certificate)")
+        if self.orderer.kafka_tls and (not c.osns or self.orderer.consensus != "kafka"):
+            raise ValueError("orderer.kafka_tls secures the orderers' connections to Kafka: it needs cluster.osns "
+                             "and consensus \"kafka\"")
         if c.osns and self.orderer.implementation != "model" and self.orderer.writers:
             raise ValueError("orderer.writers is a setting of the model; Fabric's orderer takes its "
                              "writers from the channel's policies")

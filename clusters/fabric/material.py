@@ -13,6 +13,11 @@ The result is one folder (`Material.root`):
     clients/<who>/tls             their TLS key pairs (client.crt, client.key)
     tlsca/orderer.pem, tlsca/client.pem    the two orgs' TLS CAs: what clients trust in an
                                   orderer, and what an orderer trusts in a client (mutual TLS)
+    kafka/<broker>/keystore.p12   with `broker_sans`: each broker's TLS key pair, as the
+                                  PKCS#12 keystore Kafka's listener reads (KEYSTORE_PASSWORD)
+    tlsca/kafka.pem               the brokers' TLS CA, what the orderers trust in a broker; a
+                                  broker trusts tlsca/orderer.pem, the orderers' own TLS CA,
+                                  since an orderer presents its TLS key pair to Kafka too
 
 `generate_crypto` makes only cryptogen's part, for ordeal's model of the orderer, which reads
 no genesis block but serves TLS from the same material when the variant asks for it.
@@ -29,7 +34,9 @@ from pathlib import Path
 from clusters.variant import Variant
 
 ORDERER_MSP, CLIENT_MSP = "OrdererMSP", "ClientMSP"
-ORDERER_DOMAIN, CLIENT_DOMAIN = "orderer.ordeal", "client.ordeal"
+ORDERER_DOMAIN, CLIENT_DOMAIN, KAFKA_DOMAIN = "orderer.ordeal", "client.ordeal", "kafka.ordeal"
+# Kafka's file keystores must have a password; this material lives and dies with its run.
+KEYSTORE_PASSWORD = "ordeal-kafka"
 SYSTEM_CHANNEL = "ordeal-sys"
 CONSORTIUM = "Ordeal"
 GENESIS_PROFILE, CHANNEL_PROFILE = "OrdealGenesis", "OrdealChannel"
@@ -64,8 +71,12 @@ class Material:
         return self.root / "clients" / who / "tls"
 
     def tls_ca(self, org: str) -> Path:
-        """`org`: "orderer" (signed the orderers' server certificates) or "client"."""
+        """`org`: "orderer" (signed the orderers' server certificates), "client", or "kafka"
+        (the brokers', made only with `broker_sans`)."""
         return self.root / "tlsca" / f"{org}.pem"
+
+    def broker_keystore(self, broker: str) -> Path:
+        return self.root / "kafka" / broker / "keystore.p12"
 
 
 def _signature(rule: str) -> dict:
@@ -85,14 +96,21 @@ META_POLICIES = {"Readers": _implicit("ANY Readers"), "Writers": _implicit("ANY 
                  "Admins": _implicit("MAJORITY Admins")}
 
 
-def crypto_config(orderers: list[str], sans: Mapping[str, list[str]] | None = None) -> dict:
+def crypto_config(orderers: list[str], sans: Mapping[str, list[str]] | None = None,
+                  broker_sans: Mapping[str, list[str]] | None = None) -> dict:
     """cryptogen's input: one orderer org with one orderer per node, one client org with an
     admin and one user (no peers: nothing here endorses). `sans`: more names or IP addresses
-    an orderer's TLS certificate is valid for (clients dial the OSNs by IP address)."""
+    an orderer's TLS certificate is valid for (clients dial the OSNs by IP address).
+    `broker_sans`: broker name -> its addresses, for an org of Kafka brokers of its own (the
+    orderers reach the brokers by address and check the certificate against it)."""
     sans = sans or {}
+    brokers = [{"Name": "Kafka", "Domain": KAFKA_DOMAIN,
+                "Specs": [{"Hostname": name, "SANS": list(ips)} for name, ips in broker_sans.items()]}
+               ] if broker_sans else []
     return {
         "OrdererOrgs": [{"Name": "Orderer", "Domain": ORDERER_DOMAIN,
-                         "Specs": [{"Hostname": name, "SANS": list(sans.get(name, []))} for name in orderers]}],
+                         "Specs": [{"Hostname": name, "SANS": list(sans.get(name, []))} for name in orderers]},
+                        *brokers],
         "PeerOrgs": [{"Name": "Client", "Domain": CLIENT_DOMAIN, "Template": {"Count": 0},
                       "Users": {"Count": 1}}],
     }
@@ -160,16 +178,17 @@ def _run(tool: Path, args: list[str], cfg: Path) -> None:
         raise MaterialError(f"{tool.name} {args[0]} failed ({done.returncode}): {tail}")
 
 
-def _cryptogen(orderers: list[str], sans: Mapping[str, list[str]] | None, tools: Path, work: Path) -> Path:
+def _cryptogen(orderers: list[str], sans: Mapping[str, list[str]] | None, tools: Path, work: Path,
+               broker_sans: Mapping[str, list[str]] | None = None) -> Path:
     work.mkdir(parents=True)
-    (work / "crypto-config.yaml").write_text(json.dumps(crypto_config(orderers, sans), indent=1))
+    (work / "crypto-config.yaml").write_text(json.dumps(crypto_config(orderers, sans, broker_sans), indent=1))
     crypto = work / "crypto"
     _run(tools / "bin" / "cryptogen", ["generate", f"--config={work / 'crypto-config.yaml'}",
                                        f"--output={crypto}"], work)
     return crypto
 
 
-def _keep_crypto(crypto: Path, orderers: list[str], material: Material) -> None:
+def _keep_crypto(crypto: Path, orderers: list[str], material: Material, brokers: list[str] = ()) -> None:
     """Copy what the nodes and clients use out of cryptogen's tree (never a CA's key)."""
     orgs = crypto / "ordererOrganizations" / ORDERER_DOMAIN
     for name in orderers:
@@ -184,26 +203,54 @@ def _keep_crypto(crypto: Path, orderers: list[str], material: Material) -> None:
     for org, domain, kind in (("orderer", ORDERER_DOMAIN, "ordererOrganizations"),
                               ("client", CLIENT_DOMAIN, "peerOrganizations")):
         shutil.copyfile(crypto / kind / domain / "tlsca" / f"tlsca.{domain}-cert.pem", material.tls_ca(org))
+    if brokers:
+        kafka = crypto / "ordererOrganizations" / KAFKA_DOMAIN
+        shutil.copyfile(kafka / "tlsca" / f"tlsca.{KAFKA_DOMAIN}-cert.pem", material.tls_ca("kafka"))
+    for name in brokers:
+        tls = kafka / "orderers" / f"{name}.{KAFKA_DOMAIN}" / "tls"
+        keystore = material.broker_keystore(name)
+        keystore.parent.mkdir(parents=True)
+        keystore.write_bytes(_pkcs12(name, (tls / "server.key").read_bytes(), (tls / "server.crt").read_bytes(),
+                                     (tls / "ca.crt").read_bytes()))
+
+
+def _pkcs12(name: str, key_pem: bytes, cert_pem: bytes, ca_pem: bytes) -> bytes:
+    """A PKCS#12 keystore of one key pair and its CA, for a Kafka listener. Why not Kafka's PEM
+    keystore: from a file it needs an encrypted PKCS#8 key, which cryptogen does not write.
+    The legacy 3DES/SHA-1 encryption is the one every JDK reads; the store guards nothing
+    the material volume does not already hold in the clear."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.serialization import pkcs12
+
+    encryption = (serialization.PrivateFormat.PKCS12.encryption_builder()
+                  .kdf_rounds(50_000).key_cert_algorithm(pkcs12.PBES.PBESv1SHA1And3KeyTripleDESCBC)
+                  .hmac_hash(hashes.SHA1()).build(KEYSTORE_PASSWORD.encode()))
+    return pkcs12.serialize_key_and_certificates(
+        name.encode(), serialization.load_pem_private_key(key_pem, password=None),
+        x509.load_pem_x509_certificate(cert_pem), [x509.load_pem_x509_certificate(ca_pem)], encryption)
 
 
 def generate_crypto(orderers: list[str], tools: Path, root: Path,
-                    sans: Mapping[str, list[str]] | None = None) -> Material:
+                    sans: Mapping[str, list[str]] | None = None,
+                    broker_sans: Mapping[str, list[str]] | None = None) -> Material:
     """Only the MSP and TLS material under `root` (which must not exist yet), with cryptogen."""
     work = root / ".work"
-    crypto = _cryptogen(orderers, sans, tools, work)
+    crypto = _cryptogen(orderers, sans, tools, work, broker_sans)
     material = Material(root)
-    _keep_crypto(crypto, orderers, material)
+    _keep_crypto(crypto, orderers, material, list(broker_sans or {}))
     shutil.rmtree(work)
     return material
 
 
 def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], tools: Path, root: Path,
              sans: Mapping[str, list[str]] | None = None, orderer_type: str = "kafka",
-             raft_endpoints: Mapping[str, str] | None = None) -> Material:
+             raft_endpoints: Mapping[str, str] | None = None,
+             broker_sans: Mapping[str, list[str]] | None = None) -> Material:
     """Make the whole network's material under `root` (which must not exist yet) with the
     binaries in `tools` (bin/cryptogen, bin/configtxgen)."""
     work = root / ".work"
-    crypto = _cryptogen(orderers, sans, tools, work)
+    crypto = _cryptogen(orderers, sans, tools, work, broker_sans)
     (work / "configtx.yaml").write_text(json.dumps(configtx(variant, orderers, kafka_brokers, crypto, orderer_type,
                                                                  raft_endpoints), indent=1))
     configtxgen = tools / "bin" / "configtxgen"
@@ -214,6 +261,6 @@ def generate(variant: Variant, orderers: list[str], kafka_brokers: list[str], to
     for channel in variant.orderer.channels:
         _run(configtxgen, ["-profile", CHANNEL_PROFILE, "-channelID", channel,
                            "-outputCreateChannelTx", str(material.channel_tx(channel))], work)
-    _keep_crypto(crypto, orderers, material)
+    _keep_crypto(crypto, orderers, material, list(broker_sans or {}))
     shutil.rmtree(work)
     return material

@@ -35,11 +35,9 @@ class KafkaLogs:
 
     def __init__(self, settings: OsnSettings) -> None:
         self._settings = settings
-        bootstrap = ",".join(settings.kafka_bootstrap_servers)
-        self._bootstrap = bootstrap
         p = settings.producer
         self._producer = Producer({
-            "bootstrap.servers": bootstrap,
+            **settings.kafka_client_config(),
             "client.id": f"ordeal-{settings.name}",
             "acks": p.acks,
             "retries": p.retries,
@@ -55,7 +53,7 @@ class KafkaLogs:
             # Above the default 1 MB so a message up to AbsoluteMaxBytes can be produced.
             "message.max.bytes": settings.batch.absolute_max_bytes + 64 * 1024,
         })
-        self._admin = AdminClient({"bootstrap.servers": bootstrap, "client.id": f"ordeal-{settings.name}-admin"})
+        self._admin = AdminClient({**settings.kafka_client_config(), "client.id": f"ordeal-{settings.name}-admin"})
         self._stopping = threading.Event()
         self._poller = threading.Thread(target=self._poll_delivery_reports, name="producer-poll", daemon=True)
         self._poller.start()
@@ -129,7 +127,7 @@ class KafkaPartitionLog:
         settings = self._logs._settings
         fetch_max = max(52_428_800, settings.batch.absolute_max_bytes + 64 * 1024)
         consumer = Consumer({
-            "bootstrap.servers": self._logs._bootstrap,
+            **settings.kafka_client_config(),
             "client.id": f"ordeal-{settings.name}-{self.topic}",
             "group.id": f"ordeal-{settings.name}-{self.topic}",  # never joined: partitions are assigned
             "enable.auto.commit": False,

@@ -63,6 +63,21 @@ class TlsSettings(_Strict):
         return self
 
 
+class KafkaTlsSettings(_Strict):
+    """Fabric's Kafka.TLS: the key pair the OSN presents to the brokers and the CA their
+    certificates must chain to (PEM files)."""
+
+    certificate: Path
+    private_key: Path
+    root_ca: Path
+
+    def client_config(self) -> dict[str, str]:
+        """librdkafka's names for them; the broker's certificate is checked against the
+        address dialled (librdkafka's default endpoint identification)."""
+        return {"security.protocol": "ssl", "ssl.certificate.location": str(self.certificate),
+                "ssl.key.location": str(self.private_key), "ssl.ca.location": str(self.root_ca)}
+
+
 class OsnSettings(_Strict):
     name: str
     listen: str = "0.0.0.0:7050"
@@ -78,6 +93,12 @@ class OsnSettings(_Strict):
     # listed accepts anyone (the variant's default).
     writers: dict[str, list[str]] = Field(default_factory=dict)
     tls: TlsSettings | None = None  # None: plain gRPC
+    kafka_tls: KafkaTlsSettings | None = None  # None: plaintext to Kafka
+
+    def kafka_client_config(self) -> dict[str, str]:
+        """What every Kafka client of the OSN starts from: where Kafka is, and how to reach it."""
+        return {"bootstrap.servers": ",".join(self.kafka_bootstrap_servers),
+                **(self.kafka_tls.client_config() if self.kafka_tls else {})}
 
     @model_validator(mode="after")
     def _known_channels(self) -> "OsnSettings":
