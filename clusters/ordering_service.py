@@ -154,7 +154,7 @@ class ModelOrderers:
         """A name (the model checks writers by name), with the client's TLS when the variant has it."""
         if self._identity is None:
             tls = cluster.variant.orderer.tls
-            self._identity = NamedIdentity("client", tls=None if tls == "off" else _read_back(
+            self._identity = NamedIdentity("client", tls=None if tls == "off" else read_material(
                 cluster, ("clients", "tlsca"), lambda made: client_tls(made, "user", tls)))
         return self._identity
 
@@ -320,7 +320,7 @@ class FabricOrderers:
 
         if self._identities:
             return
-        _read_back(cluster, ("clients", "channels", "tlsca"),
+        read_material(cluster, ("clients", "channels", "tlsca"),
                    lambda made: self._keep(made.root, cluster.variant.orderer.tls))
 
     def client_identity(self, cluster: Cluster) -> Identity:
@@ -340,9 +340,9 @@ class FabricOrderers:
 T = TypeVar("T")
 
 
-def _read_back(cluster: Cluster, parts: tuple[str, ...], use: Callable[[material.Material], T]) -> T:
-    """`use` of the run's material volume's `parts`, copied out for a process that attaches to
-    a cluster another one booted."""
+def read_material(cluster: Cluster, parts: tuple[str, ...], use: Callable[[material.Material], T]) -> T:
+    """`use` of the run's material volume's `parts`, copied out: for a process that attaches to
+    a cluster another one booted, and for a test that checks what the nodes were given."""
     image = cluster.osns[0].container.attrs["Config"]["Image"]
     tmp = Path(tempfile.mkdtemp(prefix="ordeal-material-"))
     try:

@@ -128,3 +128,56 @@ def _held(name: str, chain: list[dict] | str, missing: list[str], sent: int) -> 
         return f"{name}: {chain}"
     held = f"{name}: height {len(chain)}, {sent - len(missing)} of {sent} txs"
     return held + (f", missing {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}" if missing else "")
+
+
+def _kafka_tls_attempt(broker_ip: str, made, with_certificate: bool) -> tuple[str, str, bytes]:
+    """A TLS handshake with a broker's CLUSTER listener, as an orderer makes it (with its TLS
+    key pair) or without a certificate, then an ApiVersions request; the TLS version, the
+    broker certificate's common name and the first bytes of the answer."""
+    import socket
+    import ssl
+
+    from clusters.node_config import CLUSTER_PORT
+
+    ctx = ssl.create_default_context(cafile=str(made.tls_ca("kafka")))
+    if with_certificate:
+        own = made.orderer_tls("osn1")
+        ctx.load_cert_chain(str(own / "server.crt"), str(own / "server.key"))
+    with socket.create_connection((broker_ip, CLUSTER_PORT), timeout=10) as raw:
+        with ctx.wrap_socket(raw, server_hostname=broker_ip) as conn:
+            conn.sendall(API_VERSIONS_V0)
+            answer = conn.recv(4)  # under TLS 1.3 a refused client certificate shows here
+            subject = dict(pair[0] for pair in conn.getpeercert()["subject"])
+            return conn.version() or "", subject["commonName"], answer
+
+
+# A Kafka request: length 10, ApiVersions (18) v0, correlation id 0, no client id.
+API_VERSIONS_V0 = bytes.fromhex("0000000a" "0012" "0000" "00000000" "0000")
+
+
+def test_the_orderers_reach_kafka_only_over_tls_with_their_certificate(fabric: Cluster) -> None:
+    """fabric-recommended's kafka_tls: the CLUSTER listener (the orderers' path) answers an
+    orderer's key pair over TLS, refuses a client without a certificate, and answers plaintext
+    with a TLS alert; clients on the host keep their plaintext listener (every other test)."""
+    import shutil
+    import socket
+    import ssl
+    import tempfile
+
+    from clusters.fabric.material import Material
+    from clusters.node_config import CLUSTER_PORT
+    from clusters.ordering_service import read_material
+
+    broker = fabric.brokers[0]
+    tmp = Path(tempfile.mkdtemp(prefix="ordeal-test-tls-"))
+    try:
+        made = read_material(fabric, ("orderers", "tlsca"), lambda m: Material(shutil.copytree(m.root, tmp / "m")))
+        version, name, answer = _kafka_tls_attempt(broker.ip, made, with_certificate=True)
+        assert version.startswith("TLSv1.") and name == f"{broker.name}.kafka.ordeal" and len(answer) == 4
+        with pytest.raises(ssl.SSLError, match="(?i)certificate"):
+            _kafka_tls_attempt(broker.ip, made, with_certificate=False)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    with socket.create_connection((broker.ip, CLUSTER_PORT), timeout=10) as plain:
+        plain.sendall(API_VERSIONS_V0)
+        assert plain.recv(1) == b"\x15"  # a TLS alert record, not a Kafka answer

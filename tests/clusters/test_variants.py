@@ -13,7 +13,7 @@ import pytest
 from clusters.variant import VARIANTS_DIR, VariantError, load_variant
 
 SHIPPED = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
-           "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election"]
+           "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election", "fabric-raft"]
 
 BASE = """
 name = "bad"
