@@ -34,6 +34,7 @@ from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import CONTROLLER_OFFSET, KAFKA_OFFSET, TOXIPROXY_OFFSET, ZK_OFFSET, candidate_subnets, host_ip
 from clusters.variant import Variant, parse_variant
 from ground.cache import cache_dir
+from ground.recovery import OSN_NOT_SERVING
 
 log = logging.getLogger("ordeal.cluster")
 
@@ -121,7 +122,7 @@ class Cluster:
         """What is not whole again yet ([] when whole): Kafka's brokers and partitions
         (health.kafka_gaps), and OSNs not serving every channel."""
         gaps = kafka_gaps(self.bootstrap_servers(), len(self.brokers))
-        return gaps + [f"{n.name} not serving every channel" for n in self.osns if not self.osn_healthy(n)]
+        return gaps + [f"{n.name} {OSN_NOT_SERVING}" for n in self.osns if not self.osn_healthy(n)]
 
     def orderer_description(self) -> dict[str, str] | None:
         """Which ordering service implementation and version run (None without OSNs)."""

@@ -24,6 +24,7 @@ from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_F
 from ground.generator import Context, Pending, Phases
 from ground.nemesis_protocol import NoTarget
 from ground.op import INFO, NEMESIS, Op
+from ground.recovery import OSN_GRACE, OSN_NOT_SERVING
 from ground.run_files import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON
 from harness.crash_watch import CrashWatch
 from harness.history import Recorder
@@ -140,6 +141,7 @@ class Runner:
         self.recorder: Recorder | None = None
         self._gen: Phases | None = None
         self._phase = "setup"
+        self._awaiting_recovery = False
         self._cond = threading.Condition()
         self._busy = 0
         self._counts = {"ok": 0, "fail": 0, "info": 0}
@@ -175,6 +177,8 @@ class Runner:
             active = tuple(sorted(self._active))
         elapsed = self.recorder.elapsed_ns() / 1e9 if self.recorder else 0.0
         phase = self._gen.name if self._gen is not None and self._phase == "run" else self._phase
+        if self._awaiting_recovery:  # the heal is done: what the run waits for is a whole cluster
+            phase = "recovery"
         return Status(phase, elapsed, self.plan.total_seconds, sum(counts.values()), counts, nemesis_ops, active)
 
     # -- the run ----------------------------------------------------------------
@@ -573,18 +577,33 @@ class Runner:
         if probe is None:
             return
         began = time.monotonic()
-        while True:
-            try:
-                gaps = probe()
-            except Exception as exc:  # noqa: BLE001 - a probe that fails is a gap, not the end of the run
-                gaps = [f"probe failed: {exc.__class__.__name__}: {exc}"]
-            waited = time.monotonic() - began
-            if not gaps or waited >= limit or self._stop.is_set():
-                break
-            time.sleep(min(poll, limit - waited))
+        only_osns_since: float | None = None
+        self._awaiting_recovery = True
+        try:
+            while True:
+                try:
+                    gaps = probe()
+                except Exception as exc:  # noqa: BLE001 - a probe that fails is a gap, not the end of the run
+                    gaps = [f"probe failed: {exc.__class__.__name__}: {exc}"]
+                now = time.monotonic()
+                waited = now - began
+                # Kafka whole and only OSNs missing: a chain cut off from Kafka reconnects within
+                # seconds of Kafka serving again (it retries every second); one still not serving
+                # OSN_GRACE s later has halted for good (its partition lost what it had read), so
+                # the rest of the limit would be waited for nothing.
+                only_osns = bool(gaps) and all(g.endswith(OSN_NOT_SERVING) for g in gaps)
+                only_osns_since = (only_osns_since or now) if only_osns else None
+                halted = only_osns_since is not None and now - only_osns_since >= OSN_GRACE
+                if not gaps or halted or waited >= limit or self._stop.is_set():
+                    break
+                time.sleep(min(poll, limit - waited))
+        finally:
+            self._awaiting_recovery = False
         op: dict[str, Any] = {"f": "recovered", "value": {"seconds": round(waited, 1), "gaps": gaps}}
         if gaps:
             op["error"] = "not-recovered"
+        if halted:
+            op["value"]["osns_given_up_after"] = OSN_GRACE
         self._record_nemesis(op, None)
 
     # -- plug-ins ---------------------------------------------------------------

@@ -512,3 +512,54 @@ def test_without_await_recovery_the_cluster_is_not_probed(tmp_path):
     cluster = HealingCluster(gaps_for=0)
     _, result = run(tmp_path, cluster=cluster)
     assert cluster.probes == 0 and not [op for op in read_history(result.history) if op["f"] == "recovered"]
+
+
+class HaltedOsnCluster:
+    """Kafka whole from the first probe, osn2 never serving again (and, with `kafka_gap`,
+    a partition never whole either)."""
+
+    def __init__(self, kafka_gap: bool = False):
+        self.kafka_gap = kafka_gap
+
+    def recovery_gaps(self):
+        from ground.recovery import OSN_NOT_SERVING
+
+        return (["t0-1: ISR [4] of replicas [1, 2, 4]"] if self.kafka_gap else []) + [f"osn2 {OSN_NOT_SERVING}"]
+
+
+def test_an_osn_still_not_serving_while_kafka_is_whole_is_given_up_after_the_grace(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.runner.OSN_GRACE", 1.0)
+    _, result = run(tmp_path, cluster=HaltedOsnCluster(), await_recovery=30)
+    op = _recovered(result)
+    assert op["error"] == "not-recovered" and op["value"]["osns_given_up_after"] == 1.0
+    assert 1.0 <= op["value"]["seconds"] < 5  # not the 30 s of the limit
+
+
+def test_an_osn_not_serving_while_kafka_is_not_whole_is_waited_for_to_the_limit(tmp_path, monkeypatch):
+    monkeypatch.setattr("harness.runner.OSN_GRACE", 0.5)
+    _, result = run(tmp_path, cluster=HaltedOsnCluster(kafka_gap=True), await_recovery=2.0)
+    op = _recovered(result)
+    assert op["error"] == "not-recovered" and "osns_given_up_after" not in op["value"]
+    assert op["value"]["seconds"] >= 2.0
+
+
+def test_the_progress_line_names_the_wait_for_recovery(tmp_path):
+    """While the runner waits for a whole cluster its status says so ("recovery"), not the
+    heal phase whose faults are long undone."""
+    seen: list[str] = []
+
+    class Watched(HealingCluster):
+        runner = None
+
+        def recovery_gaps(self):
+            seen.append(self.runner.status().phase)
+            return super().recovery_gaps()
+
+    cluster = Watched(gaps_for=1)
+    data = {**BASE, "await_recovery": 30}
+    runner = Runner(prepare(parse_scenario(data, "t"), "t"), tmp_path / "store", check=False, cluster=cluster,
+                    handle_signals=False)
+    cluster.runner = runner
+    runner.run()
+    assert seen and set(seen) == {"recovery"}
+    assert runner.status().phase != "recovery"
