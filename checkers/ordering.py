@@ -26,6 +26,16 @@ reasons then say so, since that, not the run's length, is why no final deliver e
 As in checkers.kafka, forks, duplicate and lost txs are first told apart by a hash
 aggregation with cheap functions over every row; only the suspects are examined in
 detail.
+
+Config updates (`config-update` ops: one orderer batch setting of one channel, BatchSize's
+MaxMessageCount or BatchTimeout) are Broadcast calls too: answered SUCCESS and in no block,
+one is a lost-tx like a broadcast, unless it was superseded: another update of this history
+on that channel wrote the same key at the same version and is in a block. Fabric re-validates
+a config message validated under an older config sequence and discards it, SUCCESS answered,
+when that version was taken meanwhile. Fabric orders a config update alone in its block
+(config-not-alone where not), and the blocks after one that set MaxMessageCount hold at most
+that many txs (batch-overflow). Config updates are a handful a run: every join against them
+broadcasts them, and the chain is neither exploded nor sorted whole for their sake.
 """
 from __future__ import annotations
 
@@ -35,7 +45,7 @@ from pyspark.sql import functions as F
 from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings, not_judged_rows, shared
 from checkers.ingest.history import HISTORY, Counts, Tables
-from checkers.ingest.schema import NEMESIS
+from checkers.ingest.schema import CONFIG_UPDATE, NEMESIS
 from checkers.verdict import ORDERING
 
 # An OSN's chain of a channel, in a history of the batch (checkers.ingest.history.HISTORY); a
@@ -43,6 +53,10 @@ from checkers.verdict import ORDERING
 CHAIN = [HISTORY, "channel", "osn"]
 CHANNEL = [HISTORY, "channel"]
 _EVIDENCE_PER_ROW = 8
+# The client ops that Broadcast a tx: a config update's tx is the label it is delivered as.
+_BROADCASTS = ("broadcast", CONFIG_UPDATE)
+# The batch settings a config update changes (one of them, a column of its ops each).
+MAX_MESSAGE_COUNT, BATCH_TIMEOUT = "max_message_count", "batch_timeout_ms"
 
 
 def _hex(c: Column) -> Column:
@@ -214,22 +228,114 @@ def duplicate_txs(txs: DataFrame, summary: DataFrame, ours: DataFrame) -> DataFr
 
 
 def broadcast_txs(ops: DataFrame) -> DataFrame:
-    """(channel, tx) of every broadcast this history invoked, whatever its outcome."""
-    return ops.filter((F.col("f") == "broadcast") & (F.col("type") == "invoke")).select(*CHANNEL, "tx")
+    """(channel, tx) of every broadcast and config update this history invoked, whatever its outcome."""
+    return ops.filter(F.col("f").isin(*_BROADCASTS) & (F.col("type") == "invoke")).select(*CHANNEL, "tx")
 
 
 def successful_broadcasts(ops: DataFrame) -> DataFrame:
-    return (ops.filter((F.col("f") == "broadcast") & (F.col("type") == "ok") & (F.col("status") == "SUCCESS"))
+    """The completions of broadcasts and config updates answered SUCCESS."""
+    return (ops.filter(F.col("f").isin(*_BROADCASTS) & (F.col("type") == "ok") & (F.col("status") == "SUCCESS"))
             .select("index", "process", *CHAIN, "tx"))
 
 
-def lost_txs(broadcasts: DataFrame, summary: DataFrame, delivered: DataFrame) -> DataFrame:
+def config_updates(ops: DataFrame) -> DataFrame:
+    """One row per config update this history invoked, whatever its outcome: (channel, tx), the
+    `key` it sets (max_message_count or batch_timeout_ms), the max_message_count it sets (null
+    for a timeout) and the `version` it writes.
+
+    Each field is taken from the invoke or the completion, whichever carries it (a workload
+    may learn the version only once it has read the channel's config). They are a handful of
+    rows: the ops' row groups of other fs are skipped by their statistics on f."""
+    key = (F.when(F.col(MAX_MESSAGE_COUNT).isNotNull(), F.lit(MAX_MESSAGE_COUNT))
+           .when(F.col(BATCH_TIMEOUT).isNotNull(), F.lit(BATCH_TIMEOUT)))
+    return (ops.filter((F.col("f") == CONFIG_UPDATE) & F.col("tx").isNotNull())
+            .groupBy(*CHANNEL, "tx")
+            .agg(F.max(key).alias("key"), F.max(MAX_MESSAGE_COUNT).alias(MAX_MESSAGE_COUNT),
+                 F.max("version").alias("version")))
+
+
+def config_blocks(chain: DataFrame, updates: DataFrame) -> DataFrame:
+    """One row per block of an OSN's chain (`chain`) and config update of this history (`updates`)
+    whose tx it holds: the block's place, deliver index and txs, the tx's position in them, and
+    the update's key, value and version.
+
+    Each chain row meets its channel's few config txs by a broadcast join (one row per
+    channel), and only the blocks whose txs overlap them are exploded: the chain is neither
+    shuffled nor exploded whole."""
+    labels = updates.groupBy(*CHANNEL).agg(F.collect_set("tx").alias("config_txs"))
+    held = (chain.join(F.broadcast(labels), CHANNEL)
+            .filter(F.arrays_overlap("txs", "config_txs"))
+            .select(*CHAIN, "number", "index", "txs", F.explode(F.array_intersect("txs", "config_txs")).alias("tx")))
+    return (held.join(F.broadcast(updates.select(*CHANNEL, "tx", "key", MAX_MESSAGE_COUNT, "version")),
+                      [*CHANNEL, "tx"])
+            .withColumn("pos", F.array_position("txs", F.col("tx"))))
+
+
+def superseded_updates(updates: DataFrame, placed: DataFrame) -> DataFrame:
+    """(channel, tx) of each config update whose key another update of this history wrote at the
+    same version and that is in a block of the channel (`placed`: config_blocks). Fabric
+    discards the later one as it re-validates it, though Broadcast answered it SUCCESS: not a
+    loss. An update in a block supersedes no other here unless they share a version."""
+    taken = placed.select(*CHANNEL, "key", "version").distinct()
+    return updates.join(F.broadcast(taken), [*CHANNEL, "key", "version"], "left_semi").select(*CHANNEL, "tx")
+
+
+def lost_txs(broadcasts: DataFrame, summary: DataFrame, delivered: DataFrame, superseded: DataFrame) -> DataFrame:
     """Broadcast answered SUCCESS, yet the tx is in no block of any OSN; judged only on the
-    channels of `delivered` (heights: those with an ok final deliver)."""
+    channels of `delivered` (heights: those with an ok final deliver). A config update
+    `superseded` (superseded_updates) is not lost."""
     suspects = summary.filter((F.col("broadcast") == 1) & (F.col("places") == 0))
     lost = (_under(broadcasts, suspects, [*CHANNEL, "tx"])
-            .join(F.broadcast(delivered.select(*CHANNEL).distinct()), CHANNEL, "left_semi"))
+            .join(F.broadcast(delivered.select(*CHANNEL).distinct()), CHANNEL, "left_semi")
+            .join(F.broadcast(superseded), [*CHANNEL, "tx"], "left_anti"))
     return anomaly_rows(lost, "lost-tx", F.array("index"), F.struct("channel", "tx", "osn", "process"))
+
+
+def configs_not_alone(placed: DataFrame) -> DataFrame:
+    """A block of an OSN's chain holding a config update of this history and any other tx
+    (`placed`: config_blocks): Fabric cuts the pending batch before it orders a config
+    message, and puts that message in a block of its own."""
+    bad = placed.filter(F.size("txs") > 1)
+    return anomaly_rows(bad, "config-not-alone", F.array("index"),
+                        F.struct("channel", "osn", "number", "tx", F.slice("txs", 1, 5).alias("txs")))
+
+
+def batch_overflows(chain: DataFrame, placed: DataFrame) -> DataFrame:
+    """A block holding more txs than the MaxMessageCount in force when it was cut: on an OSN's
+    chain, the value of the last config update of this history that set max_message_count in
+    a block before it (`placed`: config_blocks), whatever its Broadcast answered. Blocks before
+    the first such block are not judged (the setting before it is not known), nor the blocks
+    holding such an update (config-not-alone's, where they hold another tx).
+
+    A cheap summary first: per chain, its first such block and the lowest max any sets; the
+    chain meets it by a broadcast join of one row per chain, so that only the blocks after the
+    first and above the lowest max are suspects. Only they, with the few config blocks, are
+    sorted by number to find the max in force at each, where a range join would pair every
+    block with every config block of its chain.
+    """
+    cut = (placed.filter(F.col("key") == MAX_MESSAGE_COUNT).groupBy(*CHAIN, "number")
+           # several in one block: the last of them is in force after it
+           .agg(F.max(F.struct("pos", MAX_MESSAGE_COUNT, "tx", "index")).alias("cut")))
+    cuts = cut.select(*CHAIN, "number", F.col("number").alias("config_number"),
+                      F.col(f"cut.{MAX_MESSAGE_COUNT}").alias(MAX_MESSAGE_COUNT),
+                      F.col("cut.tx").alias("config_tx"), F.col("cut.index").alias("config_index"))
+    bounds = cuts.groupBy(*CHAIN).agg(F.min("number").alias("first_cut"), F.min(MAX_MESSAGE_COUNT).alias("lowest"))
+    suspects = (chain.join(F.broadcast(bounds), CHAIN)
+                .filter((F.col("number") > F.col("first_cut")) & (F.size("txs") > F.col("lowest")))
+                .select(*CHAIN, "number", "index", F.size("txs").alias("size")))
+    # A config block sorts before a block of its number (size null first): that block then
+    # finds it in force, and is dropped as one holding such an update.
+    w = (Window.partitionBy(*CHAIN).orderBy("number", F.col("size").asc_nulls_first())
+         .rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    in_force = ("config_number", MAX_MESSAGE_COUNT, "config_tx", "config_index")
+    judged = (suspects.unionByName(cuts, allowMissingColumns=True)
+              .select(*CHAIN, "number", "index", "size",
+                      *(F.last(c, ignorenulls=True).over(w).alias(c) for c in in_force)))
+    bad = judged.filter(F.col("size").isNotNull() & (F.col("config_number") < F.col("number"))
+                        & (F.col("size") > F.col(MAX_MESSAGE_COUNT)))
+    return anomaly_rows(bad, "batch-overflow", F.array("config_index", "index"),
+                        F.struct("channel", "osn", "number", F.col("size").alias("txs"), MAX_MESSAGE_COUNT,
+                                 "config_tx", "config_number"))
 
 
 def lagging_osns(height: DataFrame) -> DataFrame:
@@ -257,9 +363,9 @@ def undelivered_channels(broadcasts: DataFrame, height: DataFrame, errored: Data
 
 
 def unfinished_osns(ops: DataFrame, height: DataFrame, errored: DataFrame) -> DataFrame:
-    """(channel, osn) a broadcast or deliver of this history named, without an ok final
+    """(channel, osn) a broadcast, config update or deliver of this history named, without an ok final
     deliver: lagging-osn is not judged there; `errored` whether its chain was found errored."""
-    named = (ops.filter(F.col("f").isin("broadcast", "deliver") & F.col("channel").isNotNull()
+    named = (ops.filter(F.col("f").isin(*_BROADCASTS, "deliver") & F.col("channel").isNotNull()
                         & F.col("osn").isNotNull()).select(*CHAIN).distinct())
     return (named.join(height.select(*CHAIN), CHAIN, "left_anti")
             .join(errored, CHAIN, "left").withColumn("errored", F.col("errored_index").isNotNull()))
@@ -274,7 +380,8 @@ def ordering_findings(tables: Tables) -> Findings:
     """Anomaly rows of every ordering checker, the channels where lost-tx cannot be judged and
     the (channel, osn) where lagging-osn cannot.
 
-    The chain and the tx summary, which several checkers share, are computed once (checkers.checker.shared).
+    The chain, the tx summary and the config blocks, which several checkers share, are computed
+    once (checkers.checker.shared).
     """
     chain = shared(delivered_blocks(tables.blocks))
     txs = chain_txs(chain)
@@ -282,11 +389,15 @@ def ordering_findings(tables: Tables) -> Findings:
     broadcasts = successful_broadcasts(tables.ops)
     summary = shared(tx_summary(chain, broadcasts))
     errored = errored_chains(tables.ops)
+    updates = config_updates(tables.ops)
+    placed = shared(config_blocks(chain, updates))
     rows = (block_forks(chain)
             .unionByName(broken_chains(chain))
-            .unionByName(lost_txs(broadcasts, summary, height))
+            .unionByName(lost_txs(broadcasts, summary, height, superseded_updates(updates, placed)))
             .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
-            .unionByName(lagging_osns(height)))
+            .unionByName(lagging_osns(height))
+            .unionByName(configs_not_alone(placed))
+            .unionByName(batch_overflows(chain, placed)))
     return Findings(rows=rows, not_judged=[
         not_judged_rows(undelivered_channels(broadcasts, height, errored), "lost-tx",
                         F.concat(F.lit("no final deliver of channel "), F.col("channel"),

@@ -152,6 +152,19 @@ class HistoryBuilder:
         result = dict(v, status=status) if type == "ok" else v
         return self.call(process, "broadcast", v, result, type, error)
 
+    def config_update(self, process: int, channel: str, osn: str, tx: str, *, version: int,
+                      max_message_count: int | None = None, batch_timeout_ms: int | None = None, type: str = "ok",
+                      status: str = "SUCCESS", error: str | None = None) -> tuple[int, int]:
+        """A channel config update setting one batch value (exactly one of max_message_count and
+        batch_timeout_ms), writing `version`; its completion as a broadcast's."""
+        if (max_message_count is None) == (batch_timeout_ms is None):
+            raise ValueError("a config update sets exactly one of max_message_count and batch_timeout_ms")
+        setting = ({"max_message_count": max_message_count} if max_message_count is not None
+                   else {"batch_timeout_ms": batch_timeout_ms})
+        v = {"channel": channel, "osn": osn, "tx": tx, **setting, "version": version}
+        result = dict(v, status=status) if type == "ok" else v
+        return self.call(process, "config-update", v, result, type, error)
+
     def deliver(self, process: int, channel: str, osn: str, blocks: list[dict[str, Any]],
                 start: int = 0, final: bool = False) -> tuple[int, int]:
         """A deliver; `final` marks its invoke as the harness marks its final delivers."""

@@ -26,7 +26,9 @@ KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "n
          # transactions (history format 2: checkers.txn, checkers.txn_cycles)
          "torn-txn", "precommitted-read", "int-nonmonotonic-send", "int-poll-skip", "int-nonmonotonic-poll",
          "G0", "G1c", "G0-realtime", "G1c-realtime")
-ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn")
+ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn",
+            # config updates (checkers.ordering)
+            "config-not-alone", "batch-overflow")
 NODES = ("node-crash",)
 LIVENESS = ("unavailable-partition", "halted-channel", "hang")
 

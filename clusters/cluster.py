@@ -113,6 +113,10 @@ class Cluster:
         creator name on the model."""
         return self.ordering.client_identity(self)
 
+    def config_admin(self):  # -> clusters.orderer.identity.Identity | None
+        """Who signs channel config updates (None where the ordering service takes none)."""
+        return self.ordering.config_admin(self)
+
     def osn_healthy(self, node: Node) -> bool:
         """Whether `node` serves every channel, asked the way its implementation allows (Fabric's
         /healthz is never probed: it crashes an orderer whose chain has not reached Kafka)."""

@@ -81,6 +81,11 @@ class OrderingService(Protocol):
 
     def client_identity(self, cluster: Cluster) -> Identity: ...
 
+    def config_admin(self, cluster: Cluster) -> Identity | None:
+        """Who signs a channel config update of the Orderer group; None where config updates
+        are not served (the model orders no config message)."""
+        ...
+
 
 def _osn_ips(cluster: Cluster) -> list[tuple[str, str]]:
 
@@ -157,6 +162,9 @@ class ModelOrderers:
             self._identity = NamedIdentity("client", tls=None if tls == "off" else read_material(
                 cluster, ("clients", "tlsca"), lambda made: client_tls(made, "user", tls)))
         return self._identity
+
+    def config_admin(self, cluster: Cluster) -> Identity | None:
+        return None
 
 
 def _port_open(ip: str, port: int, timeout: float = 1.0) -> bool:
@@ -313,6 +321,7 @@ class FabricOrderers:
         made = material.Material(root)
         for who in ("admin", "user"):
             self._identities[who] = MspIdentity.load(CLIENT_MSP, made.client_msp(who), client_tls(made, who, tls))
+        self._identities["orderer-admin"] = MspIdentity.load(material.ORDERER_MSP, made.orderer_admin_msp())
         self._channel_txs = {p.stem: p.read_bytes() for p in (root / "channels").glob("*.tx")}
 
     def _ensure_material(self, cluster: Cluster) -> None:
@@ -320,13 +329,19 @@ class FabricOrderers:
 
         if self._identities:
             return
-        read_material(cluster, ("clients", "channels", "tlsca"),
+        read_material(cluster, ("clients", "channels", "tlsca", "admins"),
                    lambda made: self._keep(made.root, cluster.variant.orderer.tls))
 
     def client_identity(self, cluster: Cluster) -> Identity:
         """The client org's user: a member, so it may write and read every channel."""
         self._ensure_material(cluster)
         return self._identities["user"]
+
+    def config_admin(self, cluster: Cluster) -> Identity | None:
+        """The orderer org's admin: the Orderer group's values (BatchSize, BatchTimeout) have
+        mod_policy Admins, MAJORITY of the orderer orgs' admins."""
+        self._ensure_material(cluster)
+        return self._identities["orderer-admin"]
 
     def _admin(self, cluster: Cluster) -> Identity:
         self._ensure_material(cluster)

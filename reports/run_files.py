@@ -54,6 +54,8 @@ ANOMALY_MEANINGS = {
     "broken-chain": "previous_hash or data_hash does not match",
     "lost-tx": "Broadcast answered SUCCESS, yet the tx is in no block of any OSN after recovery",
     "duplicate-tx": "one tx id in more than one place of the chain (allowed unless idempotence is promised)",
+    "config-not-alone": "an acknowledged channel config update shares its block with another tx (Fabric orders it alone)",
+    "batch-overflow": "a block cut after a config update holds more txs than the MaxMessageCount it set",
     "lagging-osn": "an OSN did not catch up after recovery (makes the verdict unknown, not false)",
     "node-crash": "a node exited while no fault had stopped it (a panic, an assertion, an OOM), "
                   "with its exit code and last log lines",

@@ -1,6 +1,10 @@
 """The ordering workload: unique tx ids broadcast to random OSNs on every channel, Deliver
 followers reading each OSN's chain, and after the heal one Deliver of every block of every
 channel from every OSN (docs/anomalies.md: lost-tx, duplicate-tx, block-fork, broken-chain).
+With `config_fraction`, channel config updates among them (`config-update`: a new BatchSize
+MaxMessageCount or BatchTimeout, signed by the orderer org's admin; Fabric's orderer only),
+which Fabric's Kafka consenter orders alone in a block, re-validating one that a config
+ordered meanwhile may have made stale (config-not-alone, batch-overflow).
 
 Broadcast answers are classified by what they say about the envelope: SUCCESS is an
 acknowledged write; BAD_REQUEST / NOT_FOUND / FORBIDDEN and a SERVICE_UNAVAILABLE that
@@ -22,6 +26,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.orderer.async_client import AsyncOsnClient
 from clusters.orderer.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
+from clusters.orderer.config_update import (BATCH_VALUES, batch_update, config_of_block, config_update_envelope,
+                                            last_config_index)
+from clusters.orderer.envelopes import MalformedEnvelope, label_nonce
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
@@ -42,6 +49,11 @@ class OrderingOptions(BaseModel):
     deliver_timeout: float = Field(5.0, gt=0, le=300, description="seconds one Deliver may take")
     final_deliver_timeout: float = Field(8.0, gt=0, le=600,
                                          description="seconds a final Deliver may keep reading; below op_timeout")
+    config_fraction: float = Field(0.0, ge=0, le=0.5,
+                                   description="share of ops that are channel config updates (Fabric's orderer only): "
+                                               "a new max_message_count or batch_timeout_ms for one channel")
+    max_message_counts: tuple[int, int] = Field((2, 20), description="the range a new MaxMessageCount is drawn from")
+    batch_timeouts_ms: tuple[int, int] = Field((200, 1000), description="the range a new BatchTimeout is drawn from")
     settle: float = Field(1.0, gt=0, le=60,
                           description="seconds a final Deliver waits for new blocks before it calls the chain complete, "
                                       "once the block of its channel's acknowledged final broadcast is in; above the "
@@ -98,19 +110,49 @@ class Nudges:
             return self._acked.get(channel)
 
 
+class ConfigSlots:
+    """Which (channel, setting) has a config update in flight: at most one each, so that two
+    updates of one value never race for one version (the second would be refused, or, both
+    acknowledged, discarded by Fabric on re-validation). Updates of the other setting of a
+    channel may overlap one: that is what makes Fabric re-validate and re-submit."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._busy: set[tuple[str, str]] = set()
+
+    def take(self, channel: str, setting: str) -> bool:
+        with self._lock:
+            if (channel, setting) in self._busy:
+                return False
+            self._busy.add((channel, setting))
+            return True
+
+    def give_back(self, channel: str, setting: str) -> None:
+        with self._lock:
+            self._busy.discard((channel, setting))
+
+
 class OrderingOps:
     """The main phase's endless ops: a broadcast of the next tx id to a random OSN and channel,
-    or a deliver from where that OSN's follower is."""
+    a deliver from where that OSN's follower is, or (config_fraction) a config update."""
 
     def __init__(self, opts: OrderingOptions, channels: list[str], osns: list[str], token: str,
-                 cursors: DeliverCursors, rng: random.Random):
+                 cursors: DeliverCursors, rng: random.Random, slots: ConfigSlots | None = None):
         self.opts, self.channels, self.osns, self.rng, self.cursors = opts, channels, osns, rng, cursors
         self.token = token
+        self.slots = slots if slots is not None else ConfigSlots()
         self.tx = itertools.count()  # runs under the runner's generator lock: ids are unique
 
     def op(self, ctx: Context) -> Answer:
         r = self.rng
         pick, channel, osn = r.random(), r.choice(self.channels), r.choice(self.osns)
+        if self.opts.config_fraction and r.random() < self.opts.config_fraction:
+            setting = r.choice(sorted(BATCH_VALUES))
+            low, high = self.opts.max_message_counts if setting == "max_message_count" else self.opts.batch_timeouts_ms
+            if self.slots.take(channel, setting):
+                return {"f": "config-update", "value": {"channel": channel, "osn": osn,
+                                                        "tx": f"cfg-{self.token}-{next(self.tx)}",
+                                                        setting: r.randint(low, high)}}
         if pick < self.opts.broadcast_fraction:
             return {"f": "broadcast", "value": {"channel": channel, "osn": osn, "tx": f"tx-{self.token}-{next(self.tx)}"}}
         return {"f": "deliver", "value": {"channel": channel, "osn": osn, "from": self.cursors.start(channel, osn)}}
@@ -125,9 +167,12 @@ class OrderingClient:
     async_fs = frozenset({"broadcast", "deliver"})
 
     def __init__(self, opts: OrderingOptions, cursors: DeliverCursors, finals: FinalReports,
-                 addresses: dict[str, str] | None = None, nudges: Nudges | None = None):
+                 addresses: dict[str, str] | None = None, nudges: Nudges | None = None,
+                 slots: ConfigSlots | None = None):
         self.opts, self.cursors, self.finals, self.addresses = opts, cursors, finals, addresses or {}
         self.nudges = nudges if nudges is not None else Nudges()
+        self.slots = slots if slots is not None else ConfigSlots()
+        self.config_admin: Any = None  # who signs config updates (Cluster.config_admin)
         self.osn: OsnClient | None = None
         self._calls: AsyncOsnClient | None = None  # made at the first invoke_async
         self._calls_lock = threading.Lock()
@@ -137,8 +182,12 @@ class OrderingClient:
         self._closed = threading.Event()
 
     def open(self, cluster: Any, process: int) -> "OrderingClient":
-        client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses(), self.nudges)
+        client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses(), self.nudges,
+                                self.slots)
         client.osn = OsnClient(cluster.client_identity())
+        if self.opts.config_fraction:
+            admin = getattr(cluster, "config_admin", None)
+            client.config_admin = admin() if admin else None
         describe = getattr(cluster, "orderer_description", None)
         client.orderer = describe() if describe else None
         return client
@@ -158,6 +207,11 @@ class OrderingClient:
             return self.finals.answer(value, self.final_deliver)
         if f == "deliver":
             return self.deliver(value)
+        if f == "config-update":
+            try:
+                return self.config_update(value)
+            finally:
+                self.slots.give_back(value["channel"], next(k for k in BATCH_VALUES if k in value))
         return {"type": FAIL, "value": value, "error": f"unknown-f:{f}"}
 
     def invoke_async(self, op: Op, done: Callable[[Op], None]) -> None:
@@ -190,6 +244,34 @@ class OrderingClient:
         try:
             status = self.osn.broadcast(self.addresses[value["osn"]], value["channel"], value["tx"],
                                         timeout=self.opts.broadcast_timeout)
+        except OsnUnreachable as exc:
+            return self._broadcast_outcome(value, exc)
+        return self._broadcast_outcome(value, status)
+
+    def config_update(self, value: dict[str, Any]) -> Op:
+        """Build the update on the channel's config as this OSN has it now (its last config
+        block), sign it as the orderer org's admin and Broadcast it; the completion carries the
+        `version` the update writes. Nothing is sent when the config cannot be read (fail)."""
+        assert self.osn is not None
+        if self.config_admin is None:
+            return {"type": FAIL, "value": value, "error": "no-config-admin"}
+        setting = next(k for k in BATCH_VALUES if k in value)
+        address, channel = self.addresses[value["osn"]], value["channel"]
+        timeout = self.opts.deliver_timeout
+        try:
+            newest = self.osn.deliver_blocks(address, channel, "newest", None, timeout=timeout)
+            number = last_config_index(newest[-1])
+            config = config_of_block(self.osn.deliver_blocks(address, channel, number, number, timeout=timeout)[0])
+            update, version = batch_update(channel, config, setting, value[setting])
+        except (OsnUnreachable, DeliverFailed) as exc:
+            return {"type": FAIL, "value": value, "error": f"config-unread:{_deliver_error(exc)}"}
+        except (MalformedEnvelope, IndexError) as exc:
+            return {"type": FAIL, "value": value, "error": f"config-unread:{exc}"}
+        envelope = config_update_envelope(channel, update, [self.config_admin], self.osn.identity,
+                                          label_nonce(value["tx"]))
+        value = {**value, "version": version}
+        try:
+            status = self.osn.broadcast_envelope(address, envelope, timeout=self.opts.broadcast_timeout)
         except OsnUnreachable as exc:
             return self._broadcast_outcome(value, exc)
         return self._broadcast_outcome(value, status)
@@ -318,12 +400,15 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
     # A token per workload instance keeps tx ids unique on a kept cluster whose chains
     # already hold an earlier run's txs.
     token = uuid.uuid4().hex[:6]
+    if opts.config_fraction and variant.orderer.implementation == "model":
+        raise ValueError("ordering's config_fraction needs Fabric's orderer: the model orders no config update")
     cursors = DeliverCursors()
     finals = FinalReports()
     nudges = Nudges()
+    slots = ConfigSlots()
 
     def generator(rng: random.Random) -> OrderingOps:
-        return OrderingOps(opts, channels, osns, token, cursors, rng)
+        return OrderingOps(opts, channels, osns, token, cursors, rng, slots)
 
     def final_generator() -> UntilOk:
         # A Kafka-based OSN posts a batch's time-to-cut once: when that failed (the channel's
@@ -336,5 +421,6 @@ def ordering_workload(options: dict[str, Any], variant: Any = None) -> Workload:
                              for c in channels for o in osns], stale_after=opts.final_deliver_timeout + 5,
                             first=nudges)
 
-    return Workload(name="ordering", client=OrderingClient(opts, cursors, finals, nudges=nudges), generator=generator,
+    return Workload(name="ordering", client=OrderingClient(opts, cursors, finals, nudges=nudges, slots=slots),
+                    generator=generator,
                     final_generator=final_generator)

@@ -10,8 +10,9 @@ true to integers, 7.5 rounded to 8) where the input rules below refuse it; polar
 2.6 times Arrow's CPU (20 chunks of that history, read twice each way in one process).
 
 A chunk's lines go to Arrow's reader all at once, but for the few it cannot take as
-they are: nemesis ops (free-form values, and a name for a process) and assigns (their
-partitions are [topic, partition] pairs, lists of mixed types) are set aside first, and
+they are: nemesis ops (free-form values, and a name for a process), assigns (their
+partitions are [topic, partition] pairs, lists of mixed types), and the few ops whose fields
+Arrow's reader is not asked for (a consumer group's, config updates) are set aside first, and
 when the reader still refuses the chunk (a torn or malformed line, a field
 of another JSON type) every line of it is read with the json module instead. Both
 ways give the same rows. Format 2's txn lines are set aside too and read by
@@ -46,8 +47,8 @@ import pyarrow.compute as pc
 import pyarrow.json as pj
 
 from checkers.ingest import group_lines, txn_lines
-from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, GROUP, NEMESIS, OP, OPS, READ_FIELDS,
-                                    READ_OP_FIELDS, RECORDS, TYPES, VALUE)
+from checkers.ingest.schema import (BLOCKS, CLIENT_FS, CLIENT_OP, CONFIG_UPDATE, GROUP, NEMESIS, OP, OPS,
+                                    READ_FIELDS, READ_OP_FIELDS, RECORDS, TYPES, VALUE)
 from checkers.ingest.txn_schema import MOP_LIST, MOPS, TXN
 
 ASSIGN = "assign"
@@ -68,9 +69,10 @@ _BLOCK_BYTES = 4 * 2**20
 _LONG_LINE = _BLOCK_BYTES // 64
 _NOT_AN_OP = "not a JSON op with index, process, type and f"
 # The lines read with the json module hold one of these (as JSON strings: the process
-# "nemesis", the f "assign" or "commit", the key "rebalances"); a line that holds one by
-# chance is read the same way.
-_ASIDE_WORDS = (NEMESIS, ASSIGN, *GROUP_WORDS)
+# "nemesis", the f "assign", "commit" or "config-update", the key "rebalances"); a line that
+# holds one by chance is read the same way. Config updates are a handful a run: reading their
+# lines so keeps their three fields out of what Arrow parses every line as (schema.CLIENT_OP).
+_ASIDE_WORDS = (NEMESIS, ASSIGN, *GROUP_WORDS, CONFIG_UPDATE)
 _ASIDE = re.compile(b"|".join(re.escape(json.dumps(word).encode()) for word in _ASIDE_WORDS))
 # Whether a chunk holds any of them or a txn line's mark, asked of Arrow's regular expressions
 # (RE2): one pass over the chunk without the GIL, where Python's `re` and a `find` made two

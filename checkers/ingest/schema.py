@@ -83,6 +83,11 @@ VALUE = pa.struct([
     ("blocks", pa.list_(BLOCK)),
     ("final", pa.bool_()),  # the harness marks its final delivers (checkers.ordering)
     ("errored", pa.bool_()),  # a final deliver that did not end ok: its chain refused a strict read
+    # config-update (with channel, osn, tx, status): the batch setting it changes, one of the
+    # two, and the version it writes to that config value
+    ("max_message_count", pa.int64()),
+    ("batch_timeout_ms", pa.int64()),
+    ("version", pa.int64()),
     # crash (nemesis)
     ("node", pa.string()),
     ("role", pa.string()),
@@ -103,14 +108,17 @@ OP = pa.schema([
     ("value", VALUE),
 ])
 # What Arrow's reader parses a line of a client process as: no field of the ops it is never
-# given (checkers.ingest.lines reads assign, commit, nemesis lines and polls that saw a rebalance
-# with the json module), so no assign's
+# given (checkers.ingest.lines reads assign, commit, config-update, nemesis lines and polls that saw
+# a rebalance with the json module), so no assign's
 # pairs (see above) or seek, nor a crash's fields. Each field of the schema costs the reader
 # a null per line that lacks it: the seek and the crash's five fields cost a 10M-op
 # history's convert 2.5 of its 40 CPU seconds (3 alternating pairs, 2026-11-28: 40.0-41.8 ->
 # 38.0-38.3 s).
-# A consumer group's rebalances and commits are few: their lines are set aside too.
-_NOT_PARSED = ("partitions", "seek", "node", "role", "exit_code", "oom_killed", "log_tail", "rebalances", "offsets")
+# A consumer group's rebalances and commits are few: their lines are set aside too, and so are
+# the ordering workload's config updates (a handful a run): their three fields would cost every
+# other line three nulls.
+_NOT_PARSED = ("partitions", "seek", "node", "role", "exit_code", "oom_killed", "log_tail", "rebalances", "offsets",
+               "max_message_count", "batch_timeout_ms", "version")
 _ARROW_VALUE = pa.struct([f for f in VALUE if f.name not in _NOT_PARSED])
 CLIENT_OP = pa.schema([pa.field("process", pa.int64()) if f.name == "process" else
                        pa.field("value", _ARROW_VALUE) if f.name == "value" else f for f in OP])
@@ -157,6 +165,7 @@ READ_FIELDS: dict[str, tuple[str, ...]] = {
     "commit": ("consumer", "offsets"),
     "final-read": ("topic", "partition", "records", "isolation"),
     "broadcast": ("channel", "osn", "tx", "status"),
+    "config-update": ("channel", "osn", "tx", "status", "max_message_count", "batch_timeout_ms", "version"),
     "deliver": ("channel", "osn", "blocks", "final", "errored"),
     "crash": ("node", "role", "exit_code", "oom_killed", "log_tail"),
 }
@@ -165,7 +174,10 @@ READ_OP_FIELDS = ("time",)
 TYPES = ("invoke", "ok", "fail", "info")
 # "txn" is format 2's (checkers.ingest.txn_schema): transactions of send and poll micro-ops.
 KAFKA_FS = ("send", "assign", "subscribe", "poll", "commit", "final-read", "txn")
-ORDERING_FS = ("broadcast", "deliver")
+# A channel config update (Fabric's orderer: one batch setting of one channel) is a client op; the
+# nemesis' "config" is another thing.
+CONFIG_UPDATE = "config-update"
+ORDERING_FS = ("broadcast", "deliver", CONFIG_UPDATE)
 CLIENT_FS = KAFKA_FS + ORDERING_FS + (CLIENT_CRASH,)  # a crash op is the worker's, of any workload
 NEMESIS_FS = ("kill", "start", "pause", "resume", "partition", "heal", "link-fault", "config", "crash")
 NEMESIS = "nemesis"

@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 MAYBE_APPENDED = "maybe-appended"
 
 
+_CONFIG_TYPES = frozenset({common_pb2.CONFIG_UPDATE, common_pb2.CONFIG, common_pb2.ORDERER_TRANSACTION})
+
+
 def _answer(status: int, info: str = "") -> ab_pb2.BroadcastResponse:
     return ab_pb2.BroadcastResponse(status=status, info=info)
 
@@ -40,6 +43,11 @@ class Broadcaster:
         chain = self._chains.get(header.channel)
         if chain is None:
             return _answer(common_pb2.NOT_FOUND, f"no channel {header.channel}")
+        if header.type in _CONFIG_TYPES:
+            # Fabric would validate it against the channel's config and order it alone in a
+            # block; the model keeps no channel config, so it must not order one as a tx.
+            return _answer(common_pb2.BAD_REQUEST, f"{common_pb2.HeaderType.Name(header.type)} messages are not "
+                                                   "modelled (the model orders no config update; docs/orderers.md)")
         # Fabric's size filter counts len(payload) + len(signature), as the block cutter does,
         # and answers BAD_REQUEST, not REQUEST_ENTITY_TOO_LARGE.
         size = len(envelope.payload) + len(envelope.signature)

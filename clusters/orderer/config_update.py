@@ -1,4 +1,5 @@
-"""Signing a channel-creation transaction as Fabric v1.4's `peer channel create -f` does.
+"""Channel config updates: signing a channel-creation transaction as Fabric v1.4's `peer channel
+create -f` does, and building the batch-setting updates the ordering workload submits.
 
 `configtxgen -outputCreateChannelTx` writes an Envelope whose payload has a CONFIG_UPDATE
 channel header and whose data is a common.ConfigUpdateEnvelope without signatures. The peer
@@ -17,6 +18,7 @@ from google.protobuf.message import DecodeError
 from clusters.orderer.envelopes import NONCE_BYTES, MalformedEnvelope, signed_envelope
 from clusters.orderer.identity import Identity
 from clusters.orderer.wire.common import common_pb2, configtx_pb2
+from clusters.orderer.wire.orderer import configuration_pb2
 
 
 def _config_update_parts(tx: common_pb2.Envelope) -> tuple[str, configtx_pb2.ConfigUpdateEnvelope]:
@@ -57,4 +59,129 @@ def sign_channel_creation(tx: common_pb2.Envelope, identity: Identity) -> common
     signed.CopyFrom(update)
     signed.signatures.append(config_signature(update.config_update, identity))
     return signed_envelope(channel, identity, signed.SerializeToString(), common_pb2.CONFIG_UPDATE,
+                           with_tx_id=False)
+
+
+# -- channel config updates of the Orderer group's batch settings ----------------------------
+# The two Orderer-group values the ordering workload changes, by the history's name of each.
+BATCH_VALUES = {"max_message_count": "BatchSize", "batch_timeout_ms": "BatchTimeout"}
+
+
+def config_of_block(block: common_pb2.Block) -> configtx_pb2.Config:
+    """The channel config a config block carries (its one CONFIG envelope); raises
+    MalformedEnvelope for a block that is not one."""
+    try:
+        envelope = common_pb2.Envelope.FromString(block.data.data[0])
+        payload = common_pb2.Payload.FromString(envelope.payload)
+        header = common_pb2.ChannelHeader.FromString(payload.header.channel_header)
+        if header.type != common_pb2.CONFIG:
+            raise MalformedEnvelope(f"block {block.header.number} is not a config block (header type {header.type})")
+        return configtx_pb2.ConfigEnvelope.FromString(payload.data).config
+    except (DecodeError, IndexError) as exc:
+        raise MalformedEnvelope(f"block {block.header.number}: {exc}") from None
+
+
+def last_config_index(block: common_pb2.Block) -> int:
+    """The number of the last config block as of `block` (Fabric 1.4's LAST_CONFIG metadata)."""
+    try:
+        metadata = common_pb2.Metadata.FromString(block.metadata.metadata[common_pb2.LAST_CONFIG])
+        return common_pb2.LastConfig.FromString(metadata.value).index
+    except (DecodeError, IndexError) as exc:
+        raise MalformedEnvelope(f"block {block.header.number} has no LAST_CONFIG metadata: {exc}") from None
+
+
+def batch_value(config: configtx_pb2.Config, name: str) -> tuple[int, int]:
+    """(setting, version) of `name` ("max_message_count" or "batch_timeout_ms") in `config`."""
+    value = config.channel_group.groups["Orderer"].values[BATCH_VALUES[name]]
+    if name == "max_message_count":
+        return configuration_pb2.BatchSize.FromString(value.value).max_message_count, value.version
+    timeout = configuration_pb2.BatchTimeout.FromString(value.value).timeout
+    return _milliseconds(timeout), value.version
+
+
+def _milliseconds(duration: str) -> int:
+    """Go's duration text as Fabric writes BatchTimeout ("500ms", "2s", "1m0s") in ms."""
+    units = {"ms": 1, "s": 1000, "m": 60_000, "h": 3_600_000}
+    total, number = 0.0, ""
+    i = 0
+    while i < len(duration):
+        ch = duration[i]
+        if ch.isdigit() or ch == ".":
+            number += ch
+            i += 1
+            continue
+        unit = "ms" if duration.startswith("ms", i) else ch
+        if unit not in units or not number:
+            raise MalformedEnvelope(f"BatchTimeout {duration!r} is not a duration ordeal reads")
+        total += float(number) * units[unit]
+        number, i = "", i + len(unit)
+    if number:
+        raise MalformedEnvelope(f"BatchTimeout {duration!r} has no unit")
+    return int(total)
+
+
+def batch_update(channel: str, config: configtx_pb2.Config, name: str, setting: int) -> tuple[bytes, int]:
+    """A marshalled ConfigUpdate that sets the Orderer group's `name` ("max_message_count" or
+    "batch_timeout_ms") to `setting` on top of `config`, and the version it writes."""
+    current = config.channel_group.groups["Orderer"].values[BATCH_VALUES[name]]
+    if name == "max_message_count":
+        size = configuration_pb2.BatchSize.FromString(current.value)
+        size.max_message_count = setting
+        raw = size.SerializeToString()
+    else:
+        raw = configuration_pb2.BatchTimeout(timeout=f"{setting}ms").SerializeToString()
+    return orderer_value_update(channel, config, BATCH_VALUES[name], raw)
+
+
+def consensus_update(channel: str, config: configtx_pb2.Config, *, state: int | None = None,
+                     consensus_type: str | None = None, metadata: bytes | None = None) -> tuple[bytes, int]:
+    """A marshalled ConfigUpdate of the Orderer group's ConsensusType: its state
+    (orderer.ConsensusType.STATE_MAINTENANCE / STATE_NORMAL), its type ("etcdraft") and
+    metadata (etcdraft's ConfigMetadata), each left as `config` has it when not given. Fabric
+    1.4.2+ lets the type change only in maintenance mode, and only the ConsensusType value
+    change while in it (its MaintenanceFilter), the steps of the Kafka-to-Raft migration."""
+    value = config.channel_group.groups["Orderer"].values["ConsensusType"]
+    current = configuration_pb2.ConsensusType.FromString(value.value)
+    if state is not None:
+        current.state = state
+    if consensus_type is not None:
+        current.type = consensus_type
+    if metadata is not None:
+        current.metadata = metadata
+    return orderer_value_update(channel, config, "ConsensusType", current.SerializeToString())
+
+
+def consensus_of(config: configtx_pb2.Config) -> configuration_pb2.ConsensusType:
+    return configuration_pb2.ConsensusType.FromString(
+        config.channel_group.groups["Orderer"].values["ConsensusType"].value)
+
+
+def orderer_value_update(channel: str, config: configtx_pb2.Config, key: str, raw: bytes) -> tuple[bytes, int]:
+    """A marshalled ConfigUpdate that sets the Orderer group's value `key` to `raw` on top of
+    `config`, and the version it writes. As Fabric's rules (and configtxlator) have it: the
+    read set pins the channel and Orderer groups at their versions, the write set carries them
+    at the same versions (so only the value is a change) and the value at its version plus
+    one, under its mod_policy. A config that moved on meanwhile makes the orderer refuse it
+    (BAD_REQUEST at Broadcast) or, already ordered, discard it on re-validation."""
+    root, orderer = config.channel_group, config.channel_group.groups["Orderer"]
+    current = orderer.values[key]
+    read_set = configtx_pb2.ConfigGroup(version=root.version)
+    read_set.groups["Orderer"].version = orderer.version
+    write_set = configtx_pb2.ConfigGroup(version=root.version)
+    write_set.groups["Orderer"].version = orderer.version
+    written = write_set.groups["Orderer"].values[key]
+    written.version, written.value, written.mod_policy = current.version + 1, raw, current.mod_policy
+    update = configtx_pb2.ConfigUpdate(channel_id=channel, read_set=read_set, write_set=write_set)
+    return update.SerializeToString(), current.version + 1
+
+
+def config_update_envelope(channel: str, config_update: bytes, signers: list[Identity], submitter: Identity,
+                           nonce: bytes) -> common_pb2.Envelope:
+    """The CONFIG_UPDATE envelope to Broadcast: the update signed by each of `signers` (whom its
+    policy needs), in an envelope `submitter` signs (who may write to the channel) carrying
+    `nonce`, so that the config block that orders it can be named by it (the block's CONFIG
+    envelope keeps this one as its last_update)."""
+    signed = configtx_pb2.ConfigUpdateEnvelope(config_update=config_update,
+                                               signatures=[config_signature(config_update, s) for s in signers])
+    return signed_envelope(channel, submitter, signed.SerializeToString(), common_pb2.CONFIG_UPDATE, nonce=nonce,
                            with_tx_id=False)

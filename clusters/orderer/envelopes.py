@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from google.protobuf.message import DecodeError
 
-from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.common import common_pb2, configtx_pb2
 from clusters.orderer.wire.msp import identities_pb2
 from clusters.orderer.wire.peer import transaction_pb2
 
@@ -90,13 +90,23 @@ def label_nonce(label: str) -> bytes:
 
 def tx_label_of(raw_envelope: bytes) -> str:
     """What the history calls the tx of a marshalled envelope stored in a block: the label
-    its nonce carries, else its ChannelHeader tx id ("" when unreadable)."""
+    its nonce carries, else its ChannelHeader tx id ("" when unreadable). A CONFIG envelope is
+    the orderer's (its nonce is the orderer's): it is named by the labelled CONFIG_UPDATE it
+    orders, which it keeps as its last_update."""
     try:
         payload = common_pb2.Payload.FromString(common_pb2.Envelope.FromString(raw_envelope).payload)
         nonce = common_pb2.SignatureHeader.FromString(payload.header.signature_header).nonce
         if nonce.startswith(LABEL_MARKER):
             return nonce[len(LABEL_MARKER):].decode("utf-8")
-        return common_pb2.ChannelHeader.FromString(payload.header.channel_header).tx_id
+        header = common_pb2.ChannelHeader.FromString(payload.header.channel_header)
+        if header.type == common_pb2.CONFIG:
+            update = configtx_pb2.ConfigEnvelope.FromString(payload.data).last_update
+            if update.payload:
+                inner = common_pb2.Payload.FromString(update.payload)
+                inner_nonce = common_pb2.SignatureHeader.FromString(inner.header.signature_header).nonce
+                if inner_nonce.startswith(LABEL_MARKER):
+                    return inner_nonce[len(LABEL_MARKER):].decode("utf-8")
+        return header.tx_id
     except (DecodeError, UnicodeDecodeError):
         return ""
 

@@ -164,7 +164,7 @@ def test_an_assigns_partition_pairs_and_seek_are_read_among_lines_arrow_reads(tm
     assert [op["partitions"] for op in out["ops"] if op["f"] == "send"] == [None] * 4
 
 
-@pytest.mark.parametrize("kind", ["nemesis", "assign", "txn"])
+@pytest.mark.parametrize("kind", ["nemesis", "assign", "txn", "config-update"])
 def test_a_chunk_holding_a_line_arrow_cannot_read_as_it_is_is_never_tried_whole(tmp_path, monkeypatch, kind):
     h = HistoryBuilder()
     h.send(0, "t0", 1, offset=0)
@@ -172,11 +172,37 @@ def test_a_chunk_holding_a_line_arrow_cannot_read_as_it_is_is_never_tried_whole(
         h.nemesis("kill", {"node": "kafka1"})
     elif kind == "assign":
         h.assign(7, "c1", [("t0", 0)])
+    elif kind == "config-update":
+        h.config_update(3, "ch0", "osn1", "cfg-1", version=2, max_message_count=7)
     else:
         h.txn(3, [("send", {"topic": "t0", "key": "k", "value": 2})])
     monkeypatch.setattr(ingest, "_arrow_whole", lambda chunk: pytest.fail(f"a chunk with a {kind} line read whole"))
     [chunk] = chunks(_write(tmp_path, h.lines()), 1 << 20)
     assert parse(chunk).num_rows == len(h.lines())
+
+
+def test_a_config_updates_setting_and_version_are_read_among_lines_arrow_reads(tmp_path):
+    h = HistoryBuilder()
+    h.broadcast(2, "ch0", "osn1", "tx-1")
+    h.config_update(3, "ch0", "osn2", "cfg-1", version=2, max_message_count=7)
+    h.config_update(3, "ch0", "osn2", "cfg-2", version=3, batch_timeout_ms=800, type="fail", error="bad-request")
+    h.broadcast(2, "ch0", "osn1", "tx-2")
+    out, _ = _stream(_write(tmp_path, h.lines()), 1 << 20)
+    fields = ("type", "channel", "osn", "tx", "status", "max_message_count", "batch_timeout_ms", "version")
+    assert [tuple(op[k] for k in fields) for op in out["ops"] if op["f"] == "config-update"] == [
+        ("invoke", "ch0", "osn2", "cfg-1", None, 7, None, 2), ("ok", "ch0", "osn2", "cfg-1", "SUCCESS", 7, None, 2),
+        ("invoke", "ch0", "osn2", "cfg-2", None, None, 800, 3), ("fail", "ch0", "osn2", "cfg-2", None, None, 800, 3)]
+    assert {(op["max_message_count"], op["batch_timeout_ms"], op["version"])
+            for op in out["ops"] if op["f"] == "broadcast"} == {(None, None, None)}
+
+
+def test_a_config_update_whose_version_is_not_an_integer_refuses_the_history_naming_its_line(tmp_path):
+    h = HistoryBuilder()
+    h.broadcast(2, "ch0", "osn1", "tx-1")
+    h.op(3, "invoke", "config-update", {"channel": "ch0", "osn": "osn2", "tx": "cfg-1", "max_message_count": 7,
+                                        "version": "2"})
+    with pytest.raises(HistoryError, match=r"line 3: " + re.escape('value.version is "2", not an integer')):
+        read_lines(_write(tmp_path, h.lines()), lambda tables: None)
 
 
 @pytest.mark.parametrize("partitions,shown", [([["t0"]], '["t0"]'), ([[0, "t0"]], '[0, "t0"]'),

@@ -7,11 +7,20 @@ from __future__ import annotations
 import socket
 import subprocess
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from clusters.fabric import material
+from clusters.images.fabric_build import fabric_tools
+from clusters.orderer.client import OsnClient
+from clusters.orderer.config_update import config_of_block, last_config_index, sign_channel_creation
+from clusters.orderer.identity import MspIdentity
+from clusters.orderer.wire.common import common_pb2, configtx_pb2
 from clusters.ordering_service import fabric_tls_env
+from clusters.variant import Variant, load_variant
+from ground.cache import cache_dir
 
 
 def free_port() -> int:
@@ -78,3 +87,61 @@ def start_orderer(tools: Path, made: material.Material, name: str, port: int, wo
             raise AssertionError(f"Fabric's orderer {name} did not listen: {running.log_text()[-2000:]}")
         time.sleep(0.1)
     return running
+
+
+@dataclass
+class SoloNetwork:
+    """One Fabric orderer on solo consensus with its channels created: what tests of config
+    updates need (the orderer org's admin signs them; the client org's user submits)."""
+
+    variant: Variant
+    address: str
+    client: OsnClient
+    user: MspIdentity
+    orderer_admin: MspIdentity
+    client_admin: MspIdentity
+
+    def block_with(self, label: str, channel: str = "ch0", timeout: float = 30.0,
+                   client: OsnClient | None = None) -> dict:
+        """The first block of `channel` holding `label`, once the orderer has cut it, read by
+        `client` (the user's by default; in maintenance mode only the orderer org may read)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for block in (client or self.client).deliver(self.address, channel, 0, None, timeout=10):
+                if label in block["txs"]:
+                    return block
+            time.sleep(0.2)
+        raise AssertionError(f"no block of {channel} holds {label} after {timeout:g} s")
+
+    def current_config(self, channel: str = "ch0", client: OsnClient | None = None) -> configtx_pb2.Config:
+        reader = client or self.client
+        newest = reader.deliver_blocks(self.address, channel, "newest", None, timeout=10)[-1]
+        number = last_config_index(newest)
+        return config_of_block(reader.deliver_blocks(self.address, channel, number, number, timeout=10)[0])
+
+
+@contextmanager
+def solo_network(tmp: Path, channels: tuple[str, ...] = ("ch0",), max_message_count: int = 10,
+                 batch_timeout_ms: int = 2000) -> Iterator[SoloNetwork]:
+    """Fabric's orderer on solo, plaintext, fabric-recommended's settings but these."""
+    tools = fabric_tools(cache_dir())
+    variant = load_variant("fabric-recommended")
+    variant = variant.model_copy(update={"orderer": variant.orderer.model_copy(
+        update={"channels": list(channels), "max_message_count": max_message_count,
+                "batch_timeout_ms": batch_timeout_ms, "tls": "off", "kafka_tls": False})})
+    made = material.generate(variant, ["osn1"], ["127.0.0.1:1"], tools, tmp / "material", orderer_type="solo")
+    process = start_orderer(tools, made, "osn1", free_port(), tmp, tls="off")
+    user = MspIdentity.load(material.CLIENT_MSP, made.client_msp("user"))
+    client_admin = MspIdentity.load(material.CLIENT_MSP, made.client_msp("admin"))
+    client = OsnClient(user)
+    try:
+        for channel in channels:
+            tx = common_pb2.Envelope.FromString(made.channel_tx(channel).read_bytes())
+            status = client.broadcast_envelope(process.address, sign_channel_creation(tx, client_admin))
+            assert status == "SUCCESS", f"channel {channel} not created: {status}"
+            client.wait_for_block(process.address, channel, 0, timeout=30)
+        yield SoloNetwork(variant, process.address, client, user,
+                          MspIdentity.load(material.ORDERER_MSP, made.orderer_admin_msp()), client_admin)
+    finally:
+        client.close()
+        process.stop()

@@ -136,3 +136,13 @@ def _envelope_with_payload_bytes(size: int) -> common_pb2.Envelope:
 def test_message_of_exactly_absolute_max_bytes_is_accepted_and_one_more_is_not(node):
     assert node.client.broadcast_envelope(node.address, _envelope_with_payload_bytes(4096)) == "SUCCESS"
     assert node.client.broadcast_envelope(node.address, _envelope_with_payload_bytes(4097)) == "BAD_REQUEST"
+
+
+@pytest.mark.parametrize("kind", [common_pb2.CONFIG_UPDATE, common_pb2.CONFIG])
+def test_a_config_message_is_bad_request_and_never_reaches_the_log(node, kind):
+    """The model keeps no channel config: ordering a config update as a tx would put in a
+    block what Fabric's orderer would validate, apply and order alone."""
+    sent = make_envelope("ch1", ALICE, b"update", label="cfg-1", header_type=kind)
+    before = len(node.logs["ch1"].values())
+    assert node.client.broadcast_envelope(node.address, sent) == "BAD_REQUEST"
+    assert len(node.logs["ch1"].values()) == before

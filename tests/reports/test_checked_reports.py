@@ -248,6 +248,23 @@ def _duplicate_tx(h: HistoryBuilder) -> None:
     h.deliver(9, "ch0", "osn1", make_chain([["tx-1", "tx-2"], ["tx-1"]]), final=True)
 
 
+def _config_not_alone(h: HistoryBuilder) -> None:
+    """An acknowledged config update cut into one block with a tx."""
+    h.config_update(2, "ch0", "osn1", "cfg-1", version=2, max_message_count=7)
+    h.broadcast(1, "ch0", "osn1", "tx-1")
+    h.nemesis("heal", {"healed": "all"})
+    h.deliver(9, "ch0", "osn1", make_chain([["cfg-1", "tx-1"]]), final=True)
+
+
+def _batch_overflow(h: HistoryBuilder) -> None:
+    """After a config block setting MaxMessageCount 2, a block of three txs."""
+    h.config_update(2, "ch0", "osn1", "cfg-1", version=2, max_message_count=2)
+    for tx in ("tx-1", "tx-2", "tx-3"):
+        h.broadcast(1, "ch0", "osn1", tx)
+    h.nemesis("heal", {"healed": "all"})
+    h.deliver(9, "ch0", "osn1", make_chain([["cfg-1"], ["tx-1", "tx-2", "tx-3"]]), final=True)
+
+
 def _lagging_osn(h: HistoryBuilder) -> None:
     """osn2's final deliver ends a block below osn1's."""
     h.nemesis("heal", {"healed": "all"})
@@ -321,7 +338,7 @@ HISTORIES: dict[str, Callable[[HistoryBuilder], None]] = {
     "int-poll-skip": _int_poll_skip, "int-nonmonotonic-poll": _int_nonmonotonic_poll,
     "G0": _g0, "G1c": _g1c, "G0-realtime": _g0_realtime, "G1c-realtime": _g1c_realtime,
     "block-fork": _block_fork, "broken-chain": _broken_chain, "lost-tx": _lost_tx, "duplicate-tx": _duplicate_tx,
-    "lagging-osn": _lagging_osn,
+    "lagging-osn": _lagging_osn, "config-not-alone": _config_not_alone, "batch-overflow": _batch_overflow,
     "node-crash": _node_crash,
     "unavailable-partition": _unavailable_partition, "halted-channel": _halted_channel, "hang": _hang,
     CLEAN: _clean,
