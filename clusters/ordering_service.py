@@ -223,7 +223,10 @@ class FabricOrderers:
                 "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
                 "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
                 **fabric_tls_env(v.orderer.tls, name),
-                **(fabric_raft_env(name) if v.orderer.consensus == "etcdraft" else {}),
+                # Under mutual TLS on Kafka too: an orderer restarted after the migration to Raft
+                # (clusters/migration.py) joins its Raft clusters with these; a Kafka-based
+                # orderer does not read them.
+                **(fabric_raft_env(name) if v.orderer.consensus == "etcdraft" or v.orderer.tls == "mutual" else {}),
                 **(fabric_kafka_tls_env(name) if v.orderer.kafka_tls else {}),
                 "ORDERER_FILELEDGER_LOCATION": "/var/hyperledger/production/orderer",
                 # sarama 1.19 speaks protocol versions Kafka 3.9 still accepts at 1.0.0.
@@ -321,7 +324,8 @@ class FabricOrderers:
         made = material.Material(root)
         for who in ("admin", "user"):
             self._identities[who] = MspIdentity.load(CLIENT_MSP, made.client_msp(who), client_tls(made, who, tls))
-        self._identities["orderer-admin"] = MspIdentity.load(material.ORDERER_MSP, made.orderer_admin_msp())
+        self._identities["orderer-admin"] = MspIdentity.load(material.ORDERER_MSP, made.orderer_admin_msp(),
+                                                             _tls_of(made, made.orderer_admin_tls(), tls))
         self._channel_txs = {p.stem: p.read_bytes() for p in (root / "channels").glob("*.tx")}
 
     def _ensure_material(self, cluster: Cluster) -> None:
@@ -369,11 +373,16 @@ def read_material(cluster: Cluster, parts: tuple[str, ...], use: Callable[[mater
 
 
 def client_tls(made: material.Material, who: str, tls: str) -> ClientTls | None:
-    """What client `who` connects with under the variant's `tls`: it trusts the orderers' TLS
-    CA, and under mutual TLS presents its own key pair."""
+    """What client `who` ("admin" or "user" of the client org) connects with under the
+    variant's `tls`: it trusts the orderers' TLS CA, and under mutual TLS presents its own key
+    pair."""
+    return _tls_of(made, made.client_tls(who), tls)
+
+
+def _tls_of(made: material.Material, tls_dir: Path, tls: str) -> ClientTls | None:
     if tls == "off":
         return None
-    own = ClientTls.load(made.client_tls(who), mutual=tls == "mutual")
+    own = ClientTls.load(tls_dir, mutual=tls == "mutual")
     return ClientTls(made.tls_ca("orderer").read_bytes(), own.cert_pem, own.key_pem)
 
 

@@ -14,6 +14,7 @@ from nemesis.broker_fencing import BrokerFromControllers, FencingOptions
 from nemesis.disk_loss import DiskLoss, DiskLossOptions
 from nemesis.link_faults import LinkFaultNemesis, LinkFaultOptions
 from nemesis.liveness_probe import NAME as KAFKA_LOSS_PROBED
+from nemesis.migration import KafkaToRaft, MigrationOptions
 from nemesis.liveness_probe import KafkaLossProbed, LivenessOptions
 from nemesis.noop import NoopNemesis
 from nemesis.partition import partition_fault
@@ -82,6 +83,8 @@ FAULTS: dict[str, FaultFactory] = {
     "disk-loss-sole-in-sync":
         lambda options: DiskLoss(DiskLossOptions.model_validate({"pick": "sole-in-sync", **options})),
     KAFKA_LOSS_PROBED: lambda options: KafkaLossProbed(LivenessOptions.model_validate(options)),
+    # Fabric's orderers migrated from Kafka to Raft as the guide says (nemesis/migration.py).
+    "kafka-to-raft": lambda options: KafkaToRaft(MigrationOptions.model_validate(options)),
     # Mixes: a seeded pick among other faults per start (nemesis/schedule.py).
     "mixed": _mixed("mixed", {}),
     "txn-mixed": _mixed("txn-mixed", {"faults": TXN_MIXED_DEFAULT}),

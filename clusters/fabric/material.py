@@ -10,8 +10,9 @@ The result is one folder (`Material.root`):
     orderers/<node>/msp           each orderer's local MSP
     orderers/<node>/tls           its TLS key pair (server.crt, server.key; ca.crt its org's TLS CA)
     clients/admin/msp, clients/user/msp    the client org's admin and user
-    admins/orderer/msp            the orderer org's admin: signs channel config updates of the
-                                  Orderer group (BatchSize, BatchTimeout: mod_policy Admins)
+    admins/orderer/msp, .../tls   the orderer org's admin: signs channel config updates of the
+                                  Orderer group (BatchSize, BatchTimeout, ConsensusType: mod_policy
+                                  Admins), and reads a channel in maintenance mode
     clients/<who>/tls             their TLS key pairs (client.crt, client.key)
     tlsca/orderer.pem, tlsca/client.pem    the two orgs' TLS CAs: what clients trust in an
                                   orderer, and what an orderer trusts in a client (mutual TLS)
@@ -71,6 +72,9 @@ class Material:
 
     def orderer_admin_msp(self) -> Path:
         return self.root / "admins" / "orderer" / "msp"
+
+    def orderer_admin_tls(self) -> Path:
+        return self.root / "admins" / "orderer" / "tls"
 
     def client_tls(self, who: str) -> Path:
         return self.root / "clients" / who / "tls"
@@ -201,6 +205,7 @@ def _keep_crypto(crypto: Path, orderers: list[str], material: Material, brokers:
         shutil.copytree(node / "msp", material.orderer_msp(name))
         shutil.copytree(node / "tls", material.orderer_tls(name))
     shutil.copytree(orgs / "users" / f"Admin@{ORDERER_DOMAIN}" / "msp", material.orderer_admin_msp())
+    shutil.copytree(orgs / "users" / f"Admin@{ORDERER_DOMAIN}" / "tls", material.orderer_admin_tls())
     users = crypto / "peerOrganizations" / CLIENT_DOMAIN / "users"
     for who, user in (("admin", f"Admin@{CLIENT_DOMAIN}"), ("user", f"User1@{CLIENT_DOMAIN}")):
         shutil.copytree(users / user / "msp", material.client_msp(who))
