@@ -14,7 +14,7 @@ import pytest
 
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
-from clusters.ordering_service import client_tls
+from clusters.ordering_service import client_tls, fabric_raft_env
 from clusters.orderer.client import OsnClient, OsnUnreachable
 from clusters.orderer.config_update import sign_channel_creation
 from clusters.orderer.envelopes import make_envelope
@@ -45,7 +45,9 @@ def fabric(tmp_path_factory: pytest.TempPathFactory) -> Iterator[FabricOsn]:
         update={"channels": [CHANNEL], "max_message_count": 1})})
     made = material.generate(variant, ["osn1"], ["127.0.0.1:1"], tools, tmp / "material",
                              sans={"osn1": ["127.0.0.1"]}, orderer_type="solo")
-    osn = start_orderer(tools, made, "osn1", free_port(), tmp)
+    # With Raft's cluster settings too, as the cluster gives every orderer under mutual TLS
+    # (so that it can come back as Raft after a migration): a Kafka or solo orderer ignores them.
+    osn = start_orderer(tools, made, "osn1", free_port(), tmp, extra_env=fabric_raft_env("osn1", str(made.root)))
     try:
         user = MspIdentity.load(material.CLIENT_MSP, made.client_msp("user"), client_tls(made, "user", "mutual"))
         admin = MspIdentity.load(material.CLIENT_MSP, made.client_msp("admin"), client_tls(made, "admin", "mutual"))
