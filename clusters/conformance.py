@@ -20,6 +20,8 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from clusters.cluster import Cluster
 from clusters.node import NodeVerbFailed
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
+from clusters.orderer.config_update import batch_update, config_of_block, config_update_envelope, last_config_index
+from clusters.orderer.envelopes import label_nonce
 from clusters.orderer.replay import CUT_REASONS, Comparison, CutterFactory, Replay, compare, model_chain, replay
 from clusters.orderer.settings import BatchSettings
 from clusters.variant import Variant
@@ -52,12 +54,59 @@ class LoadStats:
     attempted: int = 0
     acknowledged: int = 0
     faults: list[str] = field(default_factory=list)
+    configs_attempted: int = 0
+    configs_acknowledged: int = 0
+
+
+def _config_updates(cluster: Cluster, client: OsnClient, stats: LoadStats, lock: threading.Lock,
+                    done: threading.Event, seed: int) -> None:
+    """Every 3 s, two config updates of one channel at once, a MaxMessageCount and a
+    BatchTimeout, both built on the config as it is: whichever Kafka takes second was validated
+    under the older config sequence, so Fabric re-validates it and re-submits it, as it does the
+    txs in flight meanwhile. The settings stay near the conformance's own (8 or 10 messages,
+    200 or 300 ms), so that every kind of cut still happens."""
+    admin = cluster.config_admin()
+    if admin is None:
+        return
+    rng = random.Random(seed * 7919)
+    addresses = cluster.osn_addresses()
+    channels = list(cluster.variant.orderer.channels)
+
+    def submit(channel: str, name: str, setting: int, label: str) -> None:
+        address = addresses[rng.choice(sorted(addresses))]
+        try:
+            newest = client.deliver_blocks(address, channel, "newest", None, timeout=5)
+            number = last_config_index(newest[-1])
+            config = config_of_block(client.deliver_blocks(address, channel, number, number, timeout=5)[0])
+            update, _ = batch_update(channel, config, name, setting)
+            envelope = config_update_envelope(channel, update, [admin], client.identity, label_nonce(label))
+            status = client.broadcast_envelope(address, envelope, timeout=5)
+        except Exception:  # noqa: BLE001 - faults make some fail: that is expected
+            return
+        if status == "SUCCESS":
+            with lock:
+                stats.configs_acknowledged += 1
+
+    n = 0
+    while not done.wait(3.0):
+        n += 1
+        channel = rng.choice(channels)
+        pair = [("max_message_count", rng.choice([8, 10])), ("batch_timeout_ms", rng.choice([200, 300]))]
+        with lock:
+            stats.configs_attempted += len(pair)
+        threads = [threading.Thread(target=submit, args=(channel, name, setting, f"conf-cfg-{seed}-{n}-{i}"))
+                   for i, (name, setting) in enumerate(pair)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
 
 
 def faulted_load(cluster: Cluster, txs: int, seed: int = 14, log: Log = print) -> LoadStats:
     """Broadcast at least `txs` txs (random channel, random orderer, mostly small, some larger
-    than PreferredMaxBytes / 4) in bursts and trickles, while orderers and brokers are killed
-    and paused; every fault is healed before returning."""
+    than PreferredMaxBytes / 4) in bursts and trickles, and channel config updates in pairs
+    (_config_updates), while orderers and brokers are killed and paused; every fault is healed
+    before returning."""
     channels = list(cluster.variant.orderer.channels)
     addresses = cluster.osn_addresses()
     client = OsnClient(cluster.client_identity())
@@ -89,6 +138,8 @@ def faulted_load(cluster: Cluster, txs: int, seed: int = 14, log: Log = print) -
                 time.sleep(rng.uniform(0.02, 0.25))
 
     workers = [threading.Thread(target=worker, args=(n,), daemon=True) for n in range(6)]
+    workers.append(threading.Thread(target=_config_updates, args=(cluster, client, stats, lock, faults_done, seed),
+                                    daemon=True))
     for w in workers:
         w.start()
 
@@ -134,7 +185,8 @@ def faulted_load(cluster: Cluster, txs: int, seed: int = 14, log: Log = print) -
     for w in workers:
         w.join()
     client.close()
-    log(f"  load: {stats.acknowledged}/{stats.attempted} txs acknowledged in {time.monotonic() - started:.0f} s")
+    log(f"  load: {stats.acknowledged}/{stats.attempted} txs acknowledged in {time.monotonic() - started:.0f} s, "
+        f"{stats.configs_acknowledged}/{stats.configs_attempted} config updates")
     return stats
 
 
@@ -240,7 +292,8 @@ class ConformanceResult:
                  f"{c['messages']} Kafka messages replayed, {c['txs_in_blocks']} txs in blocks)",
                  f"  cut by TTC: {c['ttc']}, by count: {c['count']}, by PreferredMaxBytes: "
                  f"{c['preferred_max_bytes'] + c['oversized']} ({c['preferred_max_bytes']} pending batches cut "
-                 f"before an overflowing or oversized tx, {c['oversized']} oversized txs isolated)"]
+                 f"before an overflowing or oversized tx, {c['oversized']} oversized txs isolated), by a config "
+                 f"update: {c['config']} (config blocks and the batches cut before them)"]
         for ch in self.channels:
             r = ch.replay
             extra = []
@@ -259,7 +312,7 @@ class ConformanceResult:
 def check(cluster: Cluster, cutter: CutterFactory | None = None, log: Log = print) -> ConformanceResult:
     """Replay every application channel's partition through the model and compare with every
     real orderer's chain. The system channel is out of scope (config messages only)."""
-    batch = batch_settings(cluster.variant)
+    batch = batch_settings(cluster.variant)  # the genesis block's; a config block changes them on the way
     results = []
     for channel in cluster.variant.orderer.channels:
         chains = settled_chains(cluster, channel, log=log)

@@ -45,6 +45,11 @@ class BlockCutter:
             batches.append(self.cut())
         return batches, self.pending
 
+    def reconfigure(self, max_message_count: int, preferred_max_bytes: int) -> None:
+        """New batch settings from a config block, for the batches after it (the pending one
+        was cut before the config block)."""
+        self.max_message_count, self.preferred_max_bytes = max_message_count, preferred_max_bytes
+
     def cut(self) -> list[Message]:
         """The pending batch (possibly empty), which is then cleared."""
         batch, self._pending, self._pending_bytes = self._pending, [], 0

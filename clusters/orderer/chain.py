@@ -3,6 +3,16 @@
 Every OSN reads the channel's partition in the same order and cuts blocks only on what it
 reads (the cutter's count and bytes, and the first TTC for lastCut+1), so all OSNs cut at
 the same offsets. The batch timer only decides when this OSN *posts* a TTC.
+
+Config messages (a channel config update Fabric's Broadcast turned into a CONFIG envelope):
+the pending batch is cut, the config envelope becomes a block of its own, and the channel
+takes its config sequence and batch settings. A message stamped with an older config
+sequence is re-validated and re-submitted with its original offset (Fabric 1.4.2+'s
+Resubmission capability) instead of being ordered where it was read; one read again with an
+original offset not after the last one processed is dropped as already done. The model
+keeps no policies: its re-validation is a pass, and `resubmit` decides what a re-submission
+does (produce to the partition on a live OSN; nothing in the conformance replay, where the
+log already holds what Fabric re-submitted, or nothing if Fabric's re-validation refused it).
 """
 from __future__ import annotations
 
@@ -17,7 +27,8 @@ from clusters.orderer.block_cutter import BlockCutter, Message
 from clusters.orderer.ledger import Ledger
 from clusters.orderer.partition_log import LogLost, LogRecord, LogUnavailable, PartitionLog
 from clusters.orderer.settings import BatchSettings
-from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.common import common_pb2, configtx_pb2
+from clusters.orderer.wire.orderer import configuration_pb2 as orderer_configuration_pb2
 from clusters.orderer.wire.orderer import kafka_pb2
 
 log = logging.getLogger(__name__)
@@ -33,12 +44,35 @@ class ChainNotReady(Exception):
     """The chain cannot take a message now: its start phase has not completed."""
 
 
-def regular_message(envelope: bytes, config_seq: int = 0) -> bytes:
-    """A NORMAL message as Fabric's Broadcast produces it: stamped with the config sequence it
-    was validated under (a Fabric orderer re-validates and re-orders one with an older sequence)."""
+def regular_message(envelope: bytes, config_seq: int = 0, original_offset: int = 0,
+                    cls: int = kafka_pb2.KafkaMessageRegular.NORMAL) -> bytes:
+    """A NORMAL (or CONFIG) message as Fabric's Broadcast produces it: stamped with the config
+    sequence it was validated under (a Fabric orderer re-validates and re-orders one with an
+    older sequence), and, re-submitted, with the offset it was first read at."""
     return kafka_pb2.KafkaMessage(regular=kafka_pb2.KafkaMessageRegular(
-        payload=envelope, config_seq=config_seq,
-        **{"class": kafka_pb2.KafkaMessageRegular.NORMAL})).SerializeToString()
+        payload=envelope, config_seq=config_seq, original_offset=original_offset,
+        **{"class": cls})).SerializeToString()
+
+
+def channel_config(envelope: common_pb2.Envelope) -> configtx_pb2.Config:
+    """The channel config a CONFIG envelope carries."""
+    payload = common_pb2.Payload.FromString(envelope.payload)
+    return configtx_pb2.ConfigEnvelope.FromString(payload.data).config
+
+
+def batch_settings_of(config: configtx_pb2.Config, before: BatchSettings) -> BatchSettings:
+    """The Orderer group's BatchSize and BatchTimeout in `config` (`before`'s where absent)."""
+    from clusters.orderer.config_update import BATCH_VALUES, batch_value
+
+    values = config.channel_group.groups["Orderer"].values
+    changed = dict(before.model_dump())
+    if BATCH_VALUES["max_message_count"] in values:
+        size = orderer_configuration_pb2.BatchSize.FromString(values["BatchSize"].value)
+        changed.update(max_message_count=size.max_message_count, absolute_max_bytes=size.absolute_max_bytes,
+                       preferred_max_bytes=size.preferred_max_bytes)
+    if BATCH_VALUES["batch_timeout_ms"] in values:
+        changed["batch_timeout_ms"] = batch_value(config, "batch_timeout_ms")[0]
+    return BatchSettings.model_validate(changed)
 
 
 def time_to_cut_message(block_number: int) -> bytes:
@@ -55,8 +89,16 @@ class Chain:
 
     def __init__(self, channel: str, partition: PartitionLog, ledger: Ledger, batch: BatchSettings,
                  clock: Callable[[], float] = time.monotonic, retry_interval_s: float = 1.0,
-                 cutter: BlockCutter | None = None, config_seq: int = 0) -> None:
+                 cutter: BlockCutter | None = None, config_seq: int = 0,
+                 resubmit: Callable[[bytes], object] | None = None) -> None:
         self.channel = channel
+        self.batch = batch
+        # Fabric's lastOriginalOffsetProcessed: a re-submitted message whose original offset is
+        # not after it was ordered already.
+        self.last_original_offset = ledger.last_original_offset
+        # What re-submitting a re-validated message does (the module's docstring): by default,
+        # produce it to the partition again, as Fabric does.
+        self._resubmit = resubmit if resubmit is not None else (lambda message: self._log.append(message))
         # The channel's config sequence, stamped on every message ordered: 0 on the model's own
         # channels (no config block); that of the genesis block when seeded with a Fabric one.
         self.config_seq = config_seq
@@ -178,13 +220,57 @@ class Chain:
             return []
         kind = msg.WhichOneof("Type")
         if kind == "regular":
-            return self._regular(msg.regular.payload, record.offset)
+            return self._regular_message(msg.regular, record.offset)
         if kind == "time_to_cut":
             return self._time_to_cut(msg.time_to_cut.block_number, record.offset)
         # CONNECT (and anything unknown) only moves the offset on.
         return []
 
-    def _regular(self, payload: bytes, offset: int) -> list[common_pb2.Block]:
+    def _regular_message(self, r: kafka_pb2.KafkaMessageRegular, offset: int) -> list[common_pb2.Block]:
+        """Fabric's processRegular with the Resubmission capability (V1_4_2)."""
+        cls = getattr(r, "class")
+        if cls not in (kafka_pb2.KafkaMessageRegular.NORMAL, kafka_pb2.KafkaMessageRegular.CONFIG):
+            raise ChainHalted(f"a REGULAR message of class {cls} at offset {offset} (pre-v1.1 compatibility mode)")
+        if r.original_offset and r.original_offset <= self.last_original_offset:
+            log.debug("[channel %s] dropping re-submitted offset %d: original offset %d processed already",
+                      self.channel, offset, r.original_offset)
+            return []
+        if r.config_seq < self.config_seq:
+            # Re-validated (the model keeps no policies: it passes), re-submitted stamped with
+            # the current sequence and this offset, and ordered when read again.
+            self._resubmit(regular_message(r.payload, self.config_seq, offset, cls))
+            return []
+        # Fabric's newOffset: a re-submitted message's original offset, else the last one processed.
+        newest = r.original_offset or self.last_original_offset
+        if cls == kafka_pb2.KafkaMessageRegular.CONFIG:
+            return self._config(r.payload, offset, newest)
+        return self._regular(r.payload, offset, newest)
+
+    def _config(self, payload: bytes, offset: int, newest: int) -> list[common_pb2.Block]:
+        """Cut what is pending (its block ends at the offset before), then the config envelope
+        alone; the channel then runs under the config it carries."""
+        try:
+            config = channel_config(common_pb2.Envelope.FromString(payload))
+        except DecodeError:
+            log.error("[channel %s] skipping offset %d: not a config envelope", self.channel, offset)
+            return []
+        blocks = []
+        pending = self._cutter.cut()
+        if pending:
+            blocks.append(self._write(pending, offset - 1))
+        self.last_original_offset = newest
+        blocks.append(self._write([Message(payload, 0)], offset, config=True))
+        self._timer_deadline = None
+        self.config_seq = config.sequence
+        self.batch = batch_settings_of(config, self.batch)
+        self._cutter.reconfigure(self.batch.max_message_count, self.batch.preferred_max_bytes)
+        self._batch_timeout_s = self.batch.batch_timeout_ms / 1000
+        return blocks
+
+    def _regular(self, payload: bytes, offset: int, newest: int | None = None) -> list[common_pb2.Block]:
+        """`newest`: the original offset processed once this message is (Fabric's newOffset);
+        a block that ends before the message keeps the one before."""
+        newest = self.last_original_offset if newest is None else newest
         envelope = common_pb2.Envelope()
         try:
             envelope.ParseFromString(payload)
@@ -199,11 +285,15 @@ class Chain:
         elif self._timer_deadline is None and pending:
             self._timer_deadline = self._clock() + self._batch_timeout_s
         if not batches:
+            self.last_original_offset = newest
             return []
         # When this message is not in the first batch (it is pending, or isolated in a second
         # batch), the first block ends at the previous offset: a restart re-reads this message.
-        first_last = offset - 1 if pending or len(batches) == 2 else offset
-        blocks = [self._write(batches[0], first_last)]
+        outside = pending or len(batches) == 2
+        if not outside:
+            self.last_original_offset = newest
+        blocks = [self._write(batches[0], offset - 1 if outside else offset)]
+        self.last_original_offset = newest
         if len(batches) == 2:
             blocks.append(self._write(batches[1], offset))
         return blocks
@@ -222,7 +312,7 @@ class Chain:
         self._timer_deadline = None
         return [self._write(batch, offset)]
 
-    def _write(self, batch: list[Message], last_offset: int) -> common_pb2.Block:
-        block = self.ledger.append([m.raw for m in batch], last_offset)
+    def _write(self, batch: list[Message], last_offset: int, config: bool = False) -> common_pb2.Block:
+        block = self.ledger.append([m.raw for m in batch], last_offset, self.last_original_offset, config=config)
         self.last_cut = block.header.number
         return block

@@ -33,6 +33,20 @@ def last_offset_of(block: common_pb2.Block) -> int:
     return kafka_pb2.KafkaMetadata.FromString(metadata.value).last_offset_persisted
 
 
+def _kafka_metadata(block: common_pb2.Block) -> kafka_pb2.KafkaMetadata:
+    metadata = common_pb2.Metadata.FromString(block.metadata.metadata[common_pb2.ORDERER])
+    return kafka_pb2.KafkaMetadata.FromString(metadata.value)
+
+
+def _last_config(block: common_pb2.Block, before: int) -> int:
+    """The block's LAST_CONFIG index, `before` where it has none."""
+    metadata = block.metadata.metadata
+    if len(metadata) <= common_pb2.LAST_CONFIG or not metadata[common_pb2.LAST_CONFIG]:
+        return before
+    value = common_pb2.Metadata.FromString(metadata[common_pb2.LAST_CONFIG]).value
+    return common_pb2.LastConfig.FromString(value).index if value else before
+
+
 def persisted_offset(block: common_pb2.Block) -> int | None:
     """The block's LastOffsetPersisted, or None for a block without consenter metadata (a
     channel's genesis block, as Fabric's registrar writes it). Fabric's getOffsets reads an
@@ -60,6 +74,8 @@ class Ledger:
         self._records: list[tuple[int, int]] = []  # (position of block bytes, length)
         self._last_hash = b""
         self._last_offset: int | None = None
+        self._last_original_offset = 0
+        self._last_config = 0
         self._changed = threading.Condition()
         self._closed = False
         self._recover()
@@ -90,28 +106,44 @@ class Ledger:
         self._records.append((position, length))
         self._last_hash = header_hash(block.header)
         self._last_offset = persisted_offset(block)
+        if self._last_offset is not None:
+            self._last_original_offset = _kafka_metadata(block).last_original_offset_processed
+        self._last_config = _last_config(block, self._last_config)
 
     @property
     def height(self) -> int:
         return len(self._records)
 
     @property
+    def last_original_offset(self) -> int:
+        """The newest original offset of a re-submitted message ordered (Fabric's
+        LastOriginalOffsetProcessed), 0 for none: a chain restarted on this ledger resumes it."""
+        return self._last_original_offset
+
+    @property
     def last_offset(self) -> int | None:
         """Offset of the last message persisted, None while the ledger holds no block."""
         return self._last_offset
 
-    def append(self, envelopes: list[bytes], last_offset: int) -> common_pb2.Block:
-        """Make the next block from a batch, write it, fsync it, then make it visible."""
+    def append(self, envelopes: list[bytes], last_offset: int, last_original_offset: int = 0,
+               config: bool = False) -> common_pb2.Block:
+        """Make the next block from a batch, write it, fsync it, then make it visible. Its
+        LAST_CONFIG metadata names the newest config block (this one, for `config`), as
+        Fabric's block writer does, so that a reader can find the channel's config."""
         block = common_pb2.Block()
         block.header.number = self.height
         block.header.previous_hash = self._last_hash
         block.header.data_hash = data_hash(envelopes)
         block.data.data.extend(envelopes)
-        kafka_metadata = kafka_pb2.KafkaMetadata(last_offset_persisted=last_offset)
+        kafka_metadata = kafka_pb2.KafkaMetadata(last_offset_persisted=last_offset,
+                                                 last_original_offset_processed=last_original_offset)
         # Fabric keeps the consenter's metadata at index ORDERER of the metadata array.
         block.metadata.metadata.extend([b""] * (common_pb2.ORDERER + 1))
         block.metadata.metadata[common_pb2.ORDERER] = common_pb2.Metadata(
             value=kafka_metadata.SerializeToString()).SerializeToString()
+        last_config = block.header.number if config else self._last_config
+        block.metadata.metadata[common_pb2.LAST_CONFIG] = common_pb2.Metadata(
+            value=common_pb2.LastConfig(index=last_config).SerializeToString()).SerializeToString()
         return self.write_block(block)
 
     def write_block(self, block: common_pb2.Block) -> common_pb2.Block:

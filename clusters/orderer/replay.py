@@ -8,11 +8,13 @@ channel's batch settings. The replay runs the model's own Chain (chain.py, block
 ledger.py) record by record, exactly as a model OSN consuming that partition would, with no
 batch timer: in a log, timer cuts are the TIME_TO_CUT messages.
 
-Modelled: REGULAR messages of class NORMAL, never re-submitted (original_offset 0) and
-validated under the channel's current config sequence; TIME_TO_CUT; CONNECT. Anything else
-(a CONFIG message, a message re-submitted by the Resubmission capability, one validated under
-an older config sequence, a pre-v1.1 UNKNOWN class) is outside the model: the replay stops
-before it and the comparison covers only the blocks cut before it (see README.md).
+Modelled: REGULAR messages of class NORMAL and CONFIG (a config block alone, after the
+pending batch; the channel then under the config it carries), re-submitted ones (original
+offset set: ordered unless their original offset was processed already), and ones validated
+under an older config sequence (not ordered where they are read: Fabric re-validates them and
+re-submits them, and the log holds what it re-submitted, so the replay's chain re-submits
+nothing); TIME_TO_CUT; CONNECT. Only a pre-v1.1 UNKNOWN class is outside the model: the replay
+stops before it and the comparison covers only the blocks cut before it (see README.md).
 """
 from __future__ import annotations
 
@@ -37,8 +39,8 @@ from clusters.orderer.wire.orderer import kafka_pb2
 
 # Why a block was cut. A PreferredMaxBytes cut is either the pending batch cut because the
 # next message would overflow it (or is itself oversized), or an oversized message isolated.
-TTC, COUNT, PREFERRED, OVERSIZED = "ttc", "count", "preferred_max_bytes", "oversized"
-CUT_REASONS = (TTC, COUNT, PREFERRED, OVERSIZED)
+TTC, COUNT, PREFERRED, OVERSIZED, CONFIG = "ttc", "count", "preferred_max_bytes", "oversized", "config"
+CUT_REASONS = (TTC, COUNT, PREFERRED, OVERSIZED, CONFIG)
 FIELDS = ("number", "hash", "previous_hash", "data_hash", "txs", "last_offset")
 
 CutterFactory = Callable[[BatchSettings], BlockCutter]
@@ -95,6 +97,9 @@ class _RecordingCutter:
     def cut(self) -> list[Message]:
         return self.inner.cut()
 
+    def reconfigure(self, max_message_count: int, preferred_max_bytes: int) -> None:
+        self.inner.reconfigure(max_message_count, preferred_max_bytes)
+
 
 def _regular_reasons(size: int, batches: int, pending: bool, preferred: int) -> list[str]:
     if size > preferred:
@@ -140,8 +145,8 @@ def replay(channel: str, messages: Iterable[tuple[int, bytes]], genesis: common_
             ledger.write_block(genesis)
             inner = cutter(batch) if cutter else BlockCutter(batch.max_message_count, batch.preferred_max_bytes)
             recording = _RecordingCutter(inner)
-            chain = Chain(channel, MemoryLog(), ledger, batch, clock=lambda: 0.0,
-                          cutter=recording)  # type: ignore[arg-type]
+            chain = Chain(channel, MemoryLog(), ledger, batch, clock=lambda: 0.0, cutter=recording,  # type: ignore[arg-type]
+                          config_seq=sequence, resubmit=lambda message: None)
             result = Replay(channel, block_summary(genesis), [], dict(records), -1)
             for offset, value in records:
                 why = _out_of_scope(value, sequence)
@@ -157,7 +162,9 @@ def replay(channel: str, messages: Iterable[tuple[int, bytes]], genesis: common_
                 result.consumed_to = offset
                 if not blocks:
                     continue
-                if recording.last is None:  # a TIME_TO_CUT
+                if _is_config(value):  # the pending batch, if any, then the config block
+                    reasons = [CONFIG] * len(blocks)
+                elif recording.last is None:  # a TIME_TO_CUT
                     reasons = [TTC] * len(blocks)
                 else:
                     reasons = _regular_reasons(*recording.last, batch.preferred_max_bytes)
@@ -176,18 +183,19 @@ def _out_of_scope(value: bytes, sequence: int) -> str | None:
         return None  # the chain skips it, as Fabric does
     if msg.WhichOneof("Type") != "regular":
         return None
-    r = msg.regular
-    cls = getattr(r, "class")
-    if cls == kafka_pb2.KafkaMessageRegular.CONFIG:
-        return "a CONFIG message (channel config update): not modelled"
-    if cls != kafka_pb2.KafkaMessageRegular.NORMAL:
+    cls = getattr(msg.regular, "class")
+    if cls not in (kafka_pb2.KafkaMessageRegular.NORMAL, kafka_pb2.KafkaMessageRegular.CONFIG):
         return "a REGULAR message of class UNKNOWN (pre-v1.1 compatibility mode): not modelled"
-    if r.original_offset != 0:
-        return f"a message re-submitted by the Resubmission capability (original_offset {r.original_offset}): not modelled"
-    if r.config_seq != sequence:
-        return (f"a message validated under config sequence {r.config_seq}, channel is at {sequence} "
-                "(re-validation): not modelled")
     return None
+
+
+def _is_config(value: bytes) -> bool:
+    msg = kafka_pb2.KafkaMessage()
+    try:
+        msg.ParseFromString(value)
+    except DecodeError:
+        return False
+    return msg.WhichOneof("Type") == "regular" and getattr(msg.regular, "class") == kafka_pb2.KafkaMessageRegular.CONFIG
 
 
 # -- comparison ---------------------------------------------------------------------------

@@ -198,3 +198,25 @@ def test_block_torn_by_a_crash_is_cut_again_identically_after_restart(tmp_path):
     finally:
         restarted.stop()
     assert hashes(restarted.ledger) == before
+
+
+def test_a_message_of_an_older_config_sequence_is_resubmitted_with_its_offset_not_ordered(tmp_path):
+    """Fabric 1.4's Resubmission: re-validated (the model has no policies: it passes) and
+    produced again, stamped with the current sequence and the offset it was read at."""
+    log = MemoryLog()
+    chain = new_chain(tmp_path / "l", log)
+    chain.config_seq = 2
+    assert chain.process(LogRecord(7, regular_message(envelope("old"), config_seq=1))) == []
+    [again] = [kafka_pb2.KafkaMessage.FromString(v).regular for v in log.values()]
+    assert (again.config_seq, again.original_offset) == (2, 7)
+    assert chain._cutter.pending is False
+
+
+def test_a_resubmitted_message_is_ordered_once_and_its_original_offset_kept_in_the_block(tmp_path):
+    chain = new_chain(tmp_path / "l", MemoryLog(), count=1)
+    [block] = chain.process(LogRecord(9, regular_message(envelope("re"), original_offset=7)))
+    assert chain.process(LogRecord(10, regular_message(envelope("re"), original_offset=7))) == []
+    metadata = kafka_pb2.KafkaMetadata.FromString(
+        common_pb2.Metadata.FromString(block.metadata.metadata[common_pb2.ORDERER]).value)
+    assert (metadata.last_offset_persisted, metadata.last_original_offset_processed) == (9, 7)
+    assert Ledger(tmp_path / "l").last_original_offset == 7  # a restarted chain resumes it

@@ -9,7 +9,7 @@ import pytest
 from clusters.orderer.block_cutter import BlockCutter, Message
 from clusters.orderer.block_hash import data_hash
 from clusters.orderer.client import block_summary
-from clusters.orderer.replay import (COUNT, OVERSIZED, PREFERRED, TTC, compare, config_sequence, model_chain,
+from clusters.orderer.replay import (CONFIG, COUNT, OVERSIZED, PREFERRED, TTC, compare, config_sequence, model_chain,
                                      replay)
 from clusters.orderer.settings import BatchSettings
 from clusters.orderer.wire.common import common_pb2, configtx_pb2
@@ -75,7 +75,7 @@ def test_replay_of_a_fabric_shaped_log_cuts_the_blocks_fabric_cuts():
     assert [b["txs"] for b in chain[1:]] == [["a1", "a2", "a3"], ["b1"], ["c1"], ["c2"], ["d1"], ["e1"]]
     assert [b["last_offset"] for b in chain[1:]] == [5, 7, 10, 11, 12, 14]
     assert [b.cut_by for b in result.blocks] == [COUNT, TTC, PREFERRED, PREFERRED, OVERSIZED, TTC]
-    assert result.counts() == {TTC: 2, COUNT: 1, PREFERRED: 2, OVERSIZED: 1}
+    assert result.counts() == {TTC: 2, COUNT: 1, PREFERRED: 2, OVERSIZED: 1, CONFIG: 0}
     assert chain[1]["previous_hash"] == chain[0]["hash"] and chain[0]["last_offset"] == -1
 
 
@@ -124,9 +124,6 @@ def test_a_different_genesis_is_a_difference_at_block_0():
 
 
 @pytest.mark.parametrize("message, why", [
-    (regular("cfg", cls=kafka_pb2.KafkaMessageRegular.CONFIG), "CONFIG"),
-    (regular("re", original_offset=4), "original_offset 4"),
-    (regular("old", config_seq=0), "config sequence 0"),
     (regular("v10", cls=kafka_pb2.KafkaMessageRegular.UNKNOWN), "UNKNOWN"),
 ])
 def test_messages_outside_the_model_stop_the_replay_and_only_later_blocks_are_skipped(message, why):
@@ -185,3 +182,52 @@ def test_a_block_that_does_not_continue_the_chain_is_refused(tmp_path):
     with pytest.raises(ValueError, match="does not continue"):
         ledger.write_block(block)
     ledger.close()
+
+
+# -- config messages and re-submission ----------------------------------------------------
+def config_message(sequence: int, max_message_count: int, config_seq: int = SEQ, original_offset: int = 0) -> bytes:
+    """A CONFIG message as Fabric's Broadcast produces it: the CONFIG envelope of the channel's
+    next config (here only its sequence and the Orderer group's BatchSize)."""
+    from clusters.orderer.wire.orderer import configuration_pb2
+
+    config = configtx_pb2.Config(sequence=sequence)
+    config.channel_group.groups["Orderer"].values["BatchSize"].value = configuration_pb2.BatchSize(
+        max_message_count=max_message_count, absolute_max_bytes=1_000_000, preferred_max_bytes=1000).SerializeToString()
+    header = common_pb2.ChannelHeader(type=common_pb2.CONFIG, channel_id="ch0").SerializeToString()
+    payload = common_pb2.Payload(header=common_pb2.Header(channel_header=header),
+                                 data=configtx_pb2.ConfigEnvelope(config=config).SerializeToString())
+    env = common_pb2.Envelope(payload=payload.SerializeToString()).SerializeToString()
+    return kafka_pb2.KafkaMessage(regular=kafka_pb2.KafkaMessageRegular(
+        payload=env, config_seq=config_seq, original_offset=original_offset,
+        **{"class": kafka_pb2.KafkaMessageRegular.CONFIG})).SerializeToString()
+
+
+def test_a_config_message_cuts_the_pending_batch_then_stands_alone_and_sets_the_new_count():
+    log = list(enumerate([connect(), regular("a1"), config_message(2, max_message_count=2),
+                          regular("b1", config_seq=2), regular("b2", config_seq=2), regular("b3", config_seq=2),
+                          ttc(4)]))
+    result = replay("ch0", log, genesis(), BATCH)
+    assert result.out_of_scope is None and result.halted is None
+    assert [len(b.summary["txs"]) for b in result.blocks] == [1, 1, 2, 1]
+    assert [b.summary["last_offset"] for b in result.blocks] == [1, 2, 4, 6]
+    assert [b.cut_by for b in result.blocks] == [CONFIG, CONFIG, COUNT, TTC]
+    assert result.blocks[2].summary["txs"] == ["b1", "b2"]  # cut at the new count of 2, not 3
+
+
+def test_a_message_of_an_older_config_sequence_is_ordered_where_fabric_resubmitted_it_and_once():
+    log = list(enumerate([connect(), config_message(2, max_message_count=3),
+                          regular("stale", config_seq=SEQ),                  # offset 2: re-validated, not ordered here
+                          regular("x", config_seq=2),
+                          regular("stale", config_seq=2, original_offset=2),  # Fabric's re-submission
+                          regular("stale", config_seq=2, original_offset=2),  # a second OSN's: already done
+                          regular("y", config_seq=2)]))
+    result = replay("ch0", log, genesis(), BATCH)
+    txs = [tx for b in result.blocks for tx in b.summary["txs"]]
+    assert txs.count("stale") == 1 and txs[-3:] == ["x", "stale", "y"]
+
+
+def test_a_stale_message_fabric_refused_on_re_validation_is_never_ordered():
+    log = list(enumerate([connect(), config_message(2, max_message_count=2),
+                          regular("refused", config_seq=SEQ), regular("x", config_seq=2), regular("y", config_seq=2)]))
+    result = replay("ch0", log, genesis(), BATCH)
+    assert [tx for b in result.blocks for tx in b.summary["txs"]][1:] == ["x", "y"]
