@@ -80,7 +80,12 @@ class Migration:
         self.between(name)
         began = time.monotonic()
         try:
-            said = action() or {}
+            try:
+                said = action() or {}
+            except MigrationFailed:
+                raise
+            except Exception as exc:  # noqa: BLE001 - a node verb or a client that failed ends the step, said why
+                raise MigrationFailed(f"{exc.__class__.__name__}: {exc}".splitlines()[0]) from exc
         except MigrationFailed as exc:
             self.record({"f": "migration", "value": {"fault": "kafka-to-raft", "step": name,
                                                      "seconds": round(time.monotonic() - began, 1)},
@@ -213,11 +218,26 @@ class Migration:
             node.stop()
         for node in [*self.cluster.zookeepers, *self.cluster.controllers, *self.cluster.brokers]:
             node.start()
-        self.cluster.wait_healthy(STEP_TIMEOUT, osns=False)
+        self._wait_kafka()
         for node in self.cluster.osns:
             node.start()
         self._wait_serving_admin()
         return {"kafka_stop": self.kafka_stop, "backup": "volumes kept, nothing copied"}
+
+    def _wait_kafka(self) -> None:
+        """The metadata quorum has a leader and every broker is registered. Not
+        Cluster.wait_healthy: it takes the orderers this migration stopped for crashed ones."""
+        from clusters.health import ensemble_has_leader, kafka_ready
+
+        deadline = time.monotonic() + STEP_TIMEOUT
+        while True:
+            quorum = (self.cluster.active_controller() is not None if self.cluster.kraft
+                      else ensemble_has_leader([z.ip for z in self.cluster.zookeepers]))
+            if quorum and kafka_ready(self.cluster.bootstrap_servers(), len(self.cluster.brokers)):
+                return
+            if time.monotonic() > deadline:
+                raise MigrationFailed(f"Kafka did not come back within {STEP_TIMEOUT:.0f} s of its restart")
+            time.sleep(1.0)
 
     def _wait_serving_admin(self) -> None:
         """Every orderer delivers block 0 of every channel to the orderer admin, strictly."""
