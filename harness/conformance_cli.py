@@ -21,6 +21,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=14)
     p.add_argument("--keep-batch-settings", action="store_true",
                    help="use the variant's own batch settings instead of the narrowed ones")
+    p.add_argument("--config-updates", action="store_true",
+                   help="channel config updates in pairs among the txs, so that Fabric re-validates and "
+                        "re-submits (config blocks compared too)")
     p.add_argument("--no-reverse", action="store_true",
                    help="skip the other direction (the model writes a fresh channel's partition first, "
                         "real orderers started afterwards must cut the model's blocks)")
@@ -48,7 +51,7 @@ def main(args: argparse.Namespace) -> int:
     cluster = Cluster.up(variant)
     try:
         reverse = None if args.no_reverse else conformance.reverse(cluster, seed=args.seed + 1)
-        result = conformance.run(cluster, txs=args.txs, seed=args.seed)
+        result = conformance.run(cluster, txs=args.txs, seed=args.seed, config_updates=args.config_updates)
     finally:
         cluster.down()
     if reverse is not None:
