@@ -20,7 +20,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
 from clusters.cluster import Cluster
 from clusters.node import NodeVerbFailed
 from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
-from clusters.orderer.config_update import batch_update, config_of_block, config_update_envelope, last_config_index
+from clusters.orderer.config_update import batch_update, config_update_envelope
 from clusters.orderer.envelopes import label_nonce
 from clusters.orderer.replay import CUT_REASONS, Comparison, CutterFactory, Replay, compare, model_chain, replay
 from clusters.orderer.settings import BatchSettings
@@ -75,9 +75,7 @@ def _config_updates(cluster: Cluster, client: OsnClient, stats: LoadStats, lock:
     def submit(channel: str, name: str, setting: int, label: str) -> None:
         address = addresses[rng.choice(sorted(addresses))]
         try:
-            newest = client.deliver_blocks(address, channel, "newest", None, timeout=5)
-            number = last_config_index(newest[-1])
-            config = config_of_block(client.deliver_blocks(address, channel, number, number, timeout=5)[0])
+            config = client.channel_config(address, channel, timeout=5)
             update, _ = batch_update(channel, config, name, setting)
             envelope = config_update_envelope(channel, update, [admin], client.identity, label_nonce(label))
             status = client.broadcast_envelope(address, envelope, timeout=5)

@@ -30,9 +30,8 @@ from typing import Any, Literal
 
 from clusters.fabric.material import SYSTEM_CHANNEL
 from clusters.node_config import OSN_PORT
-from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
-from clusters.orderer.config_update import (config_of_block, config_update_envelope, consensus_of, consensus_update,
-                                            last_config_index)
+from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
+from clusters.orderer.config_update import config_update_envelope, consensus_of, consensus_update
 from clusters.orderer.envelopes import label_nonce
 from clusters.orderer.wire.common import configtx_pb2
 from clusters.orderer.wire.orderer import configuration_pb2
@@ -102,10 +101,7 @@ class Migration:
         return self.cluster.osn_addresses()[node.name]
 
     def _config(self, client: OsnClient, channel: str) -> configtx_pb2.Config:
-        address = self._address(self.via)
-        newest = client.deliver_blocks(address, channel, "newest", None, timeout=10, best_effort=False)
-        number = last_config_index(newest[-1])
-        return config_of_block(client.deliver_blocks(address, channel, number, number, timeout=10)[0])
+        return client.channel_config(self._address(self.via), channel, best_effort=False)
 
     def _update_all(self, **change: Any) -> dict:
         client = self._client()
@@ -160,10 +156,7 @@ class Migration:
                 time.sleep(0.5)
 
     def _holds(self, client: OsnClient, node: Any, channel: str, label: str) -> bool:
-        address = self._address(node)
-        newest = client.deliver_blocks(address, channel, "newest", None, timeout=10)
-        number = last_config_index(newest[-1])
-        return any(label in b["txs"] for b in client.deliver(address, channel, number, number, timeout=10))
+        return label in block_summary(client.config_block(self._address(node), channel))["txs"]
 
     def _raft_metadata(self) -> bytes:
         """One consenter set for every channel: each orderer at its address, with its TLS
@@ -297,6 +290,4 @@ class Migration:
 
 def consensus_state(client: OsnClient, address: str, channel: str) -> configuration_pb2.ConsensusType:
     """A channel's ConsensusType as the orderer at `address` has it (its last config block)."""
-    newest = client.deliver_blocks(address, channel, "newest", None, timeout=10)
-    number = last_config_index(newest[-1])
-    return consensus_of(config_of_block(client.deliver_blocks(address, channel, number, number, timeout=10)[0]))
+    return consensus_of(client.channel_config(address, channel))

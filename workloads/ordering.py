@@ -26,8 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from clusters.orderer.async_client import AsyncOsnClient
 from clusters.orderer.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
-from clusters.orderer.config_update import (BATCH_VALUES, batch_update, config_of_block, config_update_envelope,
-                                            last_config_index)
+from clusters.orderer.config_update import BATCH_VALUES, batch_update, config_update_envelope
 from clusters.orderer.envelopes import MalformedEnvelope, label_nonce
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
@@ -259,9 +258,7 @@ class OrderingClient:
         address, channel = self.addresses[value["osn"]], value["channel"]
         timeout = self.opts.deliver_timeout
         try:
-            newest = self.osn.deliver_blocks(address, channel, "newest", None, timeout=timeout)
-            number = last_config_index(newest[-1])
-            config = config_of_block(self.osn.deliver_blocks(address, channel, number, number, timeout=timeout)[0])
+            config = self.osn.channel_config(address, channel, timeout=timeout)
             update, version = batch_update(channel, config, setting, value[setting])
         except (OsnUnreachable, DeliverFailed) as exc:
             return {"type": FAIL, "value": value, "error": f"config-unread:{_deliver_error(exc)}"}

@@ -20,10 +20,11 @@ import grpc
 
 from clusters.orderer.block_hash import header_hash
 from clusters.orderer.broadcast import MAYBE_APPENDED
-from clusters.orderer.envelopes import make_envelope, tx_label_of
+from clusters.orderer.config_update import config_of_block, last_config_index
+from clusters.orderer.envelopes import MalformedEnvelope, make_envelope, tx_label_of
 from clusters.orderer.identity import Identity
 from clusters.orderer.ledger import persisted_offset
-from clusters.orderer.wire.common import common_pb2
+from clusters.orderer.wire.common import common_pb2, configtx_pb2
 from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
 
 MAX_MESSAGE_BYTES = 128 * 1024 * 1024
@@ -185,6 +186,21 @@ class OsnClient:
         except grpc.RpcError as exc:
             raise OsnUnreachable(address, exc.code().name, exc.details() or "") from None
         raise OsnUnreachable(address, "NO_RESPONSE")
+
+    def config_block(self, address: str, channel: str, timeout: float = 10.0,
+                     best_effort: bool = True) -> common_pb2.Block:
+        """The channel's last config block as the OSN at `address` has it: its newest block's
+        LAST_CONFIG metadata names it. Raises MalformedEnvelope for a block without one."""
+        newest = self.deliver_blocks(address, channel, "newest", None, timeout=timeout, best_effort=best_effort)
+        if not newest:
+            raise MalformedEnvelope(f"{address} channel {channel}: no block delivered")
+        number = last_config_index(newest[-1])
+        return self.deliver_blocks(address, channel, number, number, timeout=timeout)[0]
+
+    def channel_config(self, address: str, channel: str, timeout: float = 10.0,
+                       best_effort: bool = True) -> configtx_pb2.Config:
+        """The channel's config as the OSN at `address` has it (its last config block's)."""
+        return config_of_block(self.config_block(address, channel, timeout, best_effort))
 
     def wait_for_block(self, address: str, channel: str, number: int = 0, timeout: float = 60.0,
                        poll: float = 0.5, best_effort: bool = False) -> dict:

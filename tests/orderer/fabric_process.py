@@ -15,7 +15,7 @@ from pathlib import Path
 from clusters.fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.orderer.client import OsnClient
-from clusters.orderer.config_update import config_of_block, last_config_index, sign_channel_creation
+from clusters.orderer.config_update import sign_channel_creation
 from clusters.orderer.identity import MspIdentity
 from clusters.orderer.wire.common import common_pb2, configtx_pb2
 from clusters.ordering_service import fabric_tls_env
@@ -114,10 +114,7 @@ class SoloNetwork:
         raise AssertionError(f"no block of {channel} holds {label} after {timeout:g} s")
 
     def current_config(self, channel: str = "ch0", client: OsnClient | None = None) -> configtx_pb2.Config:
-        reader = client or self.client
-        newest = reader.deliver_blocks(self.address, channel, "newest", None, timeout=10)[-1]
-        number = last_config_index(newest)
-        return config_of_block(reader.deliver_blocks(self.address, channel, number, number, timeout=10)[0])
+        return (client or self.client).channel_config(self.address, channel)
 
 
 @contextmanager
