@@ -295,7 +295,7 @@ def test_targeted_isr_shrink_loses_acknowledged_writes_with_unclean_election(clu
     assert while_shrunk > 0 and len(lost) >= 1
 
 
-@pytest.mark.nightly  # about a minute or more each; smoke runs the scenario form
+@pytest.mark.nightly  # about a minute or more each; the nightly suite runs the scenario form too
 def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Cluster) -> None:
     create_topic(cluster, "loss-clean")
     cut, rest, acked, values, while_shrunk = _targeted_run(cluster, "loss-clean", {"election_timeout": 15})
@@ -306,7 +306,7 @@ def test_targeted_isr_shrink_loses_nothing_without_unclean_election(cluster: Clu
     assert while_shrunk > 0 and lost == []
 
 
-@pytest.mark.nightly  # about a minute or more each; smoke runs the scenario form
+@pytest.mark.nightly  # about a minute or more each; the nightly suite runs the scenario form on acks-1
 def test_targeted_sequence_loses_what_a_lone_leader_acknowledged_with_acks_1(cluster: Cluster) -> None:
     # No unclean election: the loss comes from the clean election of a follower that was cut
     # from the leader for `lag` seconds while acks=1 let the leader acknowledge alone.
