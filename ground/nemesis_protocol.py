@@ -36,6 +36,9 @@ class Nemesis(Protocol):
 
     # Optional: roles() -> set[str], the node roles the fault acts on by name; a variant
     # without such nodes is refused before anything boots (harness/plan.py).
+    # Optional: bind_client_gate(gate), for a fault that holds the clients
+    # (ground/client_gate.py); changes_cluster = True, for a fault after which the cluster
+    # may not be reused (a suite's next run boots a fresh one).
 
 
 class NoTarget(RuntimeError):

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from checkers.faults import faults_missed
+from ground.client_gate import ClientGate
 from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from ground.generator import Context, Pending, Phases
 from ground.nemesis_protocol import NoTarget
@@ -144,6 +145,8 @@ class Runner:
         self._awaiting_recovery = False
         self._cond = threading.Condition()
         self._busy = 0
+        self._client_busy = 0  # of _busy, the client ops (the gate waits for them to end)
+        self.gate = ClientGate(self._cond, lambda: self._client_busy)
         self._counts = {"ok": 0, "fail": 0, "info": 0}
         self._nemesis_ops = 0
         self._active: set[str] = set()
@@ -431,6 +434,9 @@ class Runner:
         assert recorder is not None and gen is not None
         with self._cond:
             while not self._stop.is_set():
+                if thread != NEMESIS and self.gate.held:  # a fault holds the clients
+                    self._cond.wait(POLL)
+                    continue
                 now = recorder.elapsed_ns()
                 answer = gen.op(Context(now, thread, self._busy, process))
                 if answer is None:
@@ -441,6 +447,8 @@ class Runner:
                     self._cond.wait(wait)
                     continue
                 self._busy += 1
+                if thread != NEMESIS:
+                    self._client_busy += 1
                 return answer
         return None
 
@@ -451,6 +459,7 @@ class Runner:
                 self._nemesis_ops += 1
             else:
                 self._counts[kind] += 1
+                self._client_busy -= 1
             self._cond.notify_all()
 
     def _client_worker(self, thread: int) -> None:
@@ -507,6 +516,9 @@ class Runner:
             bind = getattr(nem, "bind_recorder", None)
             if bind is not None:  # a fault that acts from its own threads (a liveness prober)
                 bind(functools.partial(self._record_nemesis, fault=name))
+            bind_gate = getattr(nem, "bind_client_gate", None)
+            if bind_gate is not None:  # a fault that holds the clients (ground/client_gate.py)
+                bind_gate(self.gate)
             nem.setup(self.cluster)
             for op in nem.heal_all() or []:
                 self._record_nemesis(op, name)
