@@ -45,6 +45,12 @@ class Plan:
             any(getattr(n, "needs_cluster", True) for n in self.nemeses.values())
 
     @property
+    def changes_cluster(self) -> bool:
+        """A fault of this run leaves the cluster changed for good (`changes_cluster` on the
+        fault: the migration to Raft): no later run may reuse it."""
+        return any(getattr(n, "changes_cluster", False) for n in self.nemeses.values())
+
+    @property
     def total_seconds(self) -> float:
         s = self.scenario
         return s.duration + s.await_recovery + s.recovery_wait + s.final_read_time_limit
@@ -77,7 +83,8 @@ class Plan:
         if s.nemesis.schedule == "random":
             faults = RandomSchedule(self.fault_plan())
         else:
-            faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"))
+            faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"),
+                                   in_order=s.nemesis.schedule == "in-order")
         finals = [Tag(name, w.final_generator()) for name, w in self.workloads.items() if w.final_generator]
         return Phases(
             ("main", TimeLimit(s.duration, AnyOf(clients(ops), nemesis(faults)))),

@@ -36,8 +36,9 @@ class WorkloadSpec(_Strict):
 
 class NemesisSpec(_Strict):
     faults: list[str] = Field(default_factory=list, description="fault names, picked at random (as the schedule says)")
-    schedule: Literal["one-at-a-time", "random"] = Field(
-        "one-at-a-time", description="one-at-a-time: start a fault, stop it, start the next; random: faults that "
+    schedule: Literal["one-at-a-time", "in-order", "random"] = Field(
+        "one-at-a-time", description="one-at-a-time: start a fault, stop it, start the next; in-order: the same, the "
+                                     "faults in the order listed (then from the first again); random: faults that "
                                      "overlap, drawn anew each period, with quiet between (harness.random_schedule)")
     interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and "
                                                             "between faults (random: between requests, on average)")

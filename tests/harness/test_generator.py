@@ -94,6 +94,13 @@ def test_fault_schedule_starts_then_stops_a_fault_every_interval():
     assert ops[0][2]["fault"] == ops[1][2]["fault"] and ops[2][2]["fault"] == ops[3][2]["fault"]
 
 
+def test_an_in_order_schedule_starts_the_faults_as_listed_then_from_the_first_again():
+    g = gen.nemesis(gen.FaultSchedule(["migrate", "kill", "pause"], 1, gen.derive_rng(3, "f"), in_order=True))
+    ops = drain(g, threads=(NEMESIS,), step_ns=NS // 10, until_ns=int(8.5 * NS))
+    starts = [op["fault"] for _, _, op in ops if op["f"] == "start"]
+    assert starts == ["migrate", "kill", "pause", "migrate"]
+
+
 def test_phases_wait_for_ops_in_flight_before_the_next_phase():
     g = gen.Phases(("one", gen.once({"f": "a"})), ("two", gen.once({"f": "b"})))
     assert g.op(Context(0, 0))["f"] == "a"
