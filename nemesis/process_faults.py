@@ -78,7 +78,7 @@ class ProcessNemesis(Fault):
         target = self.options.target
         # "controller" is a broker in ZooKeeper mode and a controller node in KRaft.
         roles = {target.role} if target.pick in ROLE_PICKS else \
-            {"kafka", "controller"} if target.pick == "controller" else {"kafka"}
+            {"kafka", "controller"} if target.pick == "controller" else roles_hit(target)
         names = sorted({n.name for role in roles for n in self.cluster.by_role(role)} | set(self.touched))
         # One op per verb done, named for what happened to the nodes, not for this fault's
         # action: a pause fault's heal also starts a broker another fault killed (a mixed

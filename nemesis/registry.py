@@ -40,6 +40,8 @@ FAULTS: dict[str, FaultFactory] = {
     "pause-controller": process_fault("pause-controller", "pause", pick="controller"),
     "kill-osn": process_fault("kill-osn", "kill", role="osn"),
     "pause-osn": process_fault("pause-osn", "pause", role="osn"),
+    # The orderer leading a channel's Raft cluster (etcdraft only: Fabric's own log names it).
+    "kill-raft-leader": process_fault("kill-raft-leader", "kill", role="osn", pick="raft-leader"),
     "kill-zookeeper": process_fault("kill-zookeeper", "kill", role="zookeeper"),
     "pause-zookeeper": process_fault("pause-zookeeper", "pause", role="zookeeper"),
     "kill-kraft-controller": process_fault("kill-kraft-controller", "kill", role="controller"),
@@ -68,6 +70,8 @@ FAULTS: dict[str, FaultFactory] = {
     "controller-quorum-loss": partition_fault("controller-quorum-loss", topology="controller-majority"),
     "partition-majorities-ring": partition_fault("partition-majorities-ring", topology="majorities-ring"),
     "isolate-node": partition_fault("isolate-node", topology="isolate"),
+    "isolate-raft-leader": partition_fault("isolate-raft-leader", topology="isolate",
+                                           target={"pick": "raft-leader", "role": "osn"}),
     "zk-from-brokers": partition_fault("zk-from-brokers", topology="zk-from-brokers"),
     "isolate-txn-coordinator": partition_fault("isolate-txn-coordinator", topology="isolate",
                                                target={"pick": "txn-coordinator"}),

@@ -19,7 +19,7 @@ from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.nemesis_protocol import NoTarget
 
 Pick = Literal["random", "leader", "controller", "isr", "follower", "all", "minority", "majority",
-               "txn-coordinator", "group-coordinator"]
+               "txn-coordinator", "group-coordinator", "raft-leader"]
 # Internal topics whose partition leaders coordinate: a txn's (its transactional.id's) and a
 # consumer group's.
 COORDINATION_TOPICS = {"txn-coordinator": "__transaction_state", "group-coordinator": "__consumer_offsets"}
@@ -131,6 +131,8 @@ def roles_hit(spec: TargetSpec) -> set[str]:
         return {spec.role}
     if spec.pick == "controller":
         return set()  # the controller broker, or KRaft's active controller: every variant has one
+    if spec.pick == "raft-leader":
+        return {"osn"}
     return {"kafka"}
 
 
@@ -265,6 +267,18 @@ def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
     return rng.choice(candidates)
 
 
+def raft_leader_of(cluster: Any, channel: str) -> str:
+    """The orderer leading `channel`'s Raft cluster now, by the orderers' own logs
+    (clusters/raft_leaders.py); NoTarget on a Kafka-based network or without a leader."""
+    from clusters.raft_leaders import raft_leader
+
+    logs = {n.name: n.container.logs(tail=20000).decode(errors="replace") for n in cluster.osns}
+    leader = raft_leader(logs, channel)
+    if leader is None:
+        raise NoTarget(f"no Raft leader of {channel} in the orderers' logs")
+    return leader
+
+
 def controller(cluster: Any) -> str:
     """The controller broker (ZooKeeper mode) or the active controller (KRaft), by name."""
     node = cluster.controller()
@@ -278,6 +292,9 @@ def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[st
     detail: dict[str, Any] = {"pick": spec.pick}
     if spec.pick == "controller":
         return [controller(cluster)], detail
+    if spec.pick == "raft-leader":
+        channel = spec.topic or rng.choice(list(cluster.variant.orderer.channels))
+        return [raft_leader_of(cluster, channel)], {**detail, "channel": channel}
     if spec.pick in COORDINATION_TOPICS:
         leader, more = coordinator(cluster, spec, rng)
         return [leader], {**detail, **more}
