@@ -36,6 +36,7 @@ from clusters.orderer.envelopes import label_nonce
 from clusters.orderer.wire.common import configtx_pb2
 from clusters.orderer.wire.orderer import configuration_pb2
 from clusters.orderer.wire.orderer.etcdraft import configuration_pb2 as etcdraft_pb2
+from clusters.raft_leaders import first_leaders
 
 MAINTENANCE = configuration_pb2.ConsensusType.STATE_MAINTENANCE
 NORMAL = configuration_pb2.ConsensusType.STATE_NORMAL
@@ -43,6 +44,9 @@ NORMAL = configuration_pb2.ConsensusType.STATE_NORMAL
 # ordeal's brokers hold little, and a stop is a clean shutdown that flushes anyway).
 FLUSH_WAIT = 10.0
 STEP_TIMEOUT = 180.0
+# What `between` is called with inside restart-as-raft, once the orderers were started as Raft
+# and before any has reported a leader (the other calls name the step about to begin).
+STARTED_AS_RAFT = "started-as-raft"
 
 
 class MigrationFailed(RuntimeError):
@@ -54,7 +58,8 @@ class Migration:
     cluster: Any
     record: Callable[[dict], Any]
     kafka_stop: Literal["after-orderers", "with-orderers"] = "after-orderers"
-    # Called between steps with the step's name, for faults during the migration.
+    # Called before each step with its name, and with STARTED_AS_RAFT during restart-as-raft,
+    # for faults during the migration.
     between: Callable[[str], None] = lambda step: None
     token: str = field(default_factory=lambda: format(int(time.time() * 1000) % 10**8, "08d"))
 
@@ -261,6 +266,7 @@ class Migration:
         since = int(time.time()) - 1
         for node in self.cluster.osns:
             node.start()
+        self.between(STARTED_AS_RAFT)  # a fault may meet the orderers coming up as Raft
         leaders = self._wait_raft_leaders(since)
         return {"leaders": leaders, "kafka": "stopped"}
 
@@ -272,13 +278,11 @@ class Migration:
         waiting = {(n.name, c) for n in self.cluster.osns for c in self.channels}
         while waiting:
             for node in self.cluster.osns:
-                text = node.container.logs(since=since).decode(errors="replace")
+                seen = first_leaders(node.container.logs(since=since).decode(errors="replace"))
                 for channel in self.channels:
-                    marker = f"channel={channel} "
-                    for line in text.splitlines():
-                        if "Raft leader changed: 0 -> " in line and marker in line + " ":
-                            leaders.setdefault(channel, line.split("Raft leader changed: 0 -> ", 1)[1].split()[0])
-                            waiting.discard((node.name, channel))
+                    if channel in seen:
+                        leaders.setdefault(channel, str(seen[channel]))
+                        waiting.discard((node.name, channel))
                 if node.state in ("exited", "dead"):
                     raise MigrationFailed(f"{node.name} exited after its restart as Raft; see its log")
             if waiting and time.monotonic() > deadline:

@@ -274,8 +274,10 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             if outcome.verdict == "invalid" and plan.needs_cluster:
                 # What the brokers wrote there, before the reboot below removes it.
                 kept = keep_partition_files(live, run.results, run.run_dir)
+            if plan.needs_cluster and (outcome.verdict == "invalid" or plan.changes_cluster):
                 # A cluster that lost data (a truncated partition, a Fabric chain whose
-                # offset is gone) is no clean start: the variant's next run boots a fresh one.
+                # offset is gone), or that a fault changed for good (migrated to Raft), is no
+                # clean start: the variant's next run boots a fresh one.
                 pool.release(cell.variant)
                 booted.discard(cell.variant)
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "

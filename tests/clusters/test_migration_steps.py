@@ -73,3 +73,43 @@ def test_the_fault_migrates_once_a_second_start_does_nothing() -> None:
     answer = fault.start(fault.rng_for(1))
     assert answer["f"] == "migrate" and answer["value"]["already"] is True
     assert fault.stop()["value"]["note"] == "a migration is not undone"
+
+
+class _Node:
+    def __init__(self, name: str, log: list[str]):
+        self.name, self.log = name, log
+
+    def kill(self) -> None:
+        self.log.append(f"kill {self.name}")
+
+    def start(self) -> None:
+        self.log.append(f"start {self.name}")
+
+
+def test_an_orderer_killed_mid_restart_is_started_again_and_both_are_recorded(monkeypatch) -> None:
+    import clusters.migration as migration
+
+    log: list[str] = []
+    ran: list[str] = []
+
+    class Steps:
+        def __init__(self, cluster, record, kafka_stop, between):
+            self.between = between
+
+        def run(self):
+            for step in ("maintenance-on", "stop", migration.STARTED_AS_RAFT, "maintenance-off"):
+                self.between(step)
+                ran.append(step)
+
+    monkeypatch.setattr(migration, "Migration", Steps)
+    fault = fault_factory("kafka-to-raft")({"kill_orderer_in_restart": True, "restart_after": 0})
+    fault.cluster = SimpleNamespace(osns=[_Node("osn1", log), _Node("osn2", log)], brokers=[])
+    noted: list[dict] = []
+    fault.bind_recorder(noted.append)
+    answer = fault.start(fault.rng_for(7))
+    assert answer["value"]["completed"] is True and len(answer["value"]["killed"]) == 1
+    victim = answer["value"]["killed"][0]
+    assert log == [f"kill {victim}", f"start {victim}"]
+    assert [(n["f"], n["value"]["during"]) for n in noted] == [("kill", "restart-as-raft"),
+                                                                ("start", "restart-as-raft")]
+    assert ran[-1] == "maintenance-off"
