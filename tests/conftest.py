@@ -60,3 +60,29 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
         guard = item.stash.get(_GUARD, None)
         if guard is not None:
             guard.undo()
+
+
+@pytest.fixture(scope="session")
+def _server():
+    """A Connect server of the tests' own, and a session of it: one for the whole session,
+    started by the first test that asks for it (every JVM start and its first, cold check
+    cost more than most tests), shared by the checker tests (tests/checkers) and the report
+    tests that check histories (tests/reports)."""
+    from checkers.runtime.session import spark_session
+
+    session, server = spark_session("local[2]", small_inputs=True)
+    try:
+        yield server, session
+    finally:
+        session.stop()
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def spark(_server):
+    _, session = _server
+    # Tiny inputs: compiling generated code and re-planning cost more than they save.
+    for key, value in {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
+                       "spark.sql.codegen.wholeStage": "false"}.items():
+        session.conf.set(key, value)
+    yield session

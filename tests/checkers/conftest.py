@@ -1,8 +1,8 @@
-"""One local Spark session for all checker tests, and small helpers to run transforms."""
+"""Checker tests: `ordeal check` pointed at the tests' Spark server (tests/conftest.py: one
+for the whole session), and small helpers to run transforms."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -10,7 +10,6 @@ from pyspark.sql import DataFrame, SparkSession
 
 from checkers.ingest.history import Tables, tables_of
 from checkers.ingest.lines import Chunk, flatten, parse
-from checkers.runtime.session import spark_session
 from checkers.synthetic import HistoryBuilder
 
 
@@ -23,27 +22,6 @@ def _check_here(request, monkeypatch):
     monkeypatch.delenv("ORDEAL_SPARK_REMOTE", raising=False)
     if "spark" in request.fixturenames:
         monkeypatch.setenv("ORDEAL_SPARK_REMOTE", request.getfixturevalue("_server")[0].url)
-
-
-@pytest.fixture(scope="session")
-def _server():
-    """A Connect server of the tests' own, and a session of it."""
-    session, server = spark_session("local[2]", small_inputs=True)
-    try:
-        yield server, session
-    finally:
-        session.stop()
-        server.stop()
-
-
-@pytest.fixture(scope="session")
-def spark(_server) -> Iterator[SparkSession]:
-    _, session = _server
-    # Tiny inputs: compiling generated code and re-planning cost more than they save.
-    for key, value in {"spark.sql.shuffle.partitions": "1", "spark.sql.adaptive.enabled": "false",
-                       "spark.sql.codegen.wholeStage": "false"}.items():
-        session.conf.set(key, value)
-    yield session
 
 
 @pytest.fixture

@@ -3,8 +3,8 @@ real checker in a small history that holds it, rendered by the real report write
 row, its section and evidence links to ops the page shows (issue 41, item 5).
 
 Every history is checked in one batch (checkers.check.check_histories, as `ordeal check
-store/` checks a store's small runs: each judged as if alone), so the module starts Spark
-once. Offline: no cluster, no Docker.
+store/` checks a store's small runs: each judged as if alone), in the tests' one Spark
+server (tests/conftest.py). Offline: no cluster, no Docker.
 """
 from __future__ import annotations
 
@@ -356,8 +356,9 @@ VERDICT: dict[str, Any] = {"halted-channel": UNKNOWN, "hang": UNKNOWN}
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Each history in a run directory of its own, all checked as one batch; name -> run directory."""
+def checked(tmp_path_factory: pytest.TempPathFactory, spark) -> dict[str, Path]:
+    """Each history in a run directory of its own, all checked as one batch (in the tests'
+    Spark server, tests/conftest.py, not one of the module's own); name -> run directory."""
     base = tmp_path_factory.mktemp("checked")
     runs: dict[str, Path] = {}
     for name, build in HISTORIES.items():
@@ -367,7 +368,7 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         run.mkdir()
         h.write(run / "history.jsonl")
         runs[name] = run
-    answers = check_histories(list(runs.values()))
+    answers = check_histories(list(runs.values()), spark=spark)
     errors = {name: a for name, a in zip(runs, answers) if not isinstance(a, dict)}
     assert errors == {}
     return runs
