@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from checkers.runtime import connect, java_runtime
 from checkers.runtime.class_archive import ARCHIVE_PREFIX
 from checkers.synthetic import HistoryBuilder
 from ground.cache import cache_dir
+from harness.cli import main
 
 MASTER = "local[2]"
 _TOP = Path(__file__).resolve().parents[2]
@@ -93,6 +95,21 @@ def test_a_first_check_starts_the_shared_server_the_next_ones_find_it_warm_and_i
     assert not Path(f"/proc/{server['jvm']}").exists()
 
 
+def _lines_until(proc: subprocess.Popen, text: str, timeout: float) -> str:
+    """`proc`'s standard error up to `text` (all of it, if it ends first or `timeout` passes),
+    read past the pipe's buffered reader, which communicate() then reads the rest through."""
+    said = b""
+    deadline = time.monotonic() + timeout
+    while text.encode() not in said and time.monotonic() < deadline:
+        if not select.select([proc.stderr], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            break
+        chunk = os.read(proc.stderr.fileno(), 65536)
+        if not chunk:
+            break
+        said += chunk
+    return said.decode()
+
+
 def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_cache: Path, tmp_path: Path) -> None:
     warm = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")))
     assert warm.returncode == 0, warm.stderr
@@ -102,9 +119,12 @@ def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_ca
         waiting = subprocess.Popen([sys.executable, "-m", "harness.cli", "check", "--spark-master", MASTER,
                                     str(_history(tmp_path / "b"))], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="120"), cwd=_TOP)
-        with pytest.raises(subprocess.TimeoutExpired):
-            waiting.wait(timeout=15)
+        # Until it says it waits (then it blocks on the lock held here), not a fixed time.
+        said = _lines_until(waiting, "waiting for another check to end", timeout=300)
+        time.sleep(2)
+        assert waiting.poll() is None, said  # still waiting while the check before it holds the server
     out, err = waiting.communicate(timeout=600)
+    err = said + err
     assert (waiting.returncode, out.startswith("valid: true")) == (0, True), err
     assert "waiting for another check to end" in err
 
@@ -132,15 +152,25 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def test_ordeal_check_remote_reaches_a_server_started_by_pysparks_own_script(tmp_path: Path) -> None:
+def test_ordeal_check_remote_reaches_a_server_started_by_pysparks_own_script(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     """As a user with a Spark cluster would: its Connect server started by PySpark's
-    sbin/start-connect-server.sh, and `ordeal check --remote sc://localhost:PORT`."""
+    sbin/start-connect-server.sh, and `ordeal check --remote sc://localhost:PORT` (the
+    command's main() in this process: what is tested is the server it reaches, and the
+    tests above start `ordeal check` processes already)."""
     port = _free_port()
     sbin = connect.spark_home() / "sbin"
     env = dict(os.environ, JAVA_HOME=str(java_runtime.java_home(cache_dir())), SPARK_PID_DIR=str(tmp_path),
                SPARK_LOG_DIR=str(tmp_path / "logs"), SPARK_IDENT_STRING="ordeal-test")
-    unreachable = _ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")))
-    assert unreachable.returncode == 2 and "could not be reached" in unreachable.stderr
+
+    def ordeal_check(*args: str) -> tuple[int, str, str]:
+        capsys.readouterr()
+        code = main(["check", *args])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    code, _, err = ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")))
+    assert code == 2 and "could not be reached" in err
     subprocess.run([str(sbin / "start-connect-server.sh"), "--master", "local[1]",
                     "--conf", f"spark.connect.grpc.binding.port={port}", "--conf", "spark.ui.enabled=false"],
                    env=env, check=True, capture_output=True, timeout=120)
@@ -148,15 +178,14 @@ def test_ordeal_check_remote_reaches_a_server_started_by_pysparks_own_script(tmp
         deadline = time.monotonic() + 180
         while not connect._listening(port) and time.monotonic() < deadline:
             time.sleep(0.5)
-        done = _ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")),
-                             str(_history(tmp_path / "b", lost=True)))
-        assert done.returncode == 1, done.stderr
-        assert "starting Spark" not in done.stderr
-        assert [line.split()[:2] for line in done.stdout.splitlines()[:2]] == [["valid:", "true"],
-                                                                               ["valid:", "false"]]
-        env_remote = _ordeal_check(str(_history(tmp_path / "c")),
-                                   env=dict(os.environ, ORDEAL_SPARK_REMOTE=f"sc://localhost:{port}"))
-        assert env_remote.returncode == 0, env_remote.stderr
+        code, out, err = ordeal_check("--remote", f"sc://localhost:{port}", str(_history(tmp_path / "a")),
+                                      str(_history(tmp_path / "b", lost=True)))
+        assert code == 1, err
+        assert "starting Spark" not in err
+        assert [line.split()[:2] for line in out.splitlines()[:2]] == [["valid:", "true"], ["valid:", "false"]]
+        monkeypatch.setenv("ORDEAL_SPARK_REMOTE", f"sc://localhost:{port}")
+        code, _, err = ordeal_check(str(_history(tmp_path / "c")))
+        assert code == 0, err
         assert (tmp_path / "c" / "results.json").is_file()
     finally:
         subprocess.run([str(sbin / "stop-connect-server.sh")], env=env, capture_output=True, timeout=120)
