@@ -86,3 +86,13 @@ def spark(_server):
                        "spark.sql.codegen.wholeStage": "false"}.items():
         session.conf.set(key, value)
     yield session
+
+
+@pytest.fixture
+def check_server(_server, monkeypatch):
+    """The checks a test's code starts (`ordeal run`'s at its end, a suite's, `ordeal check` in
+    a process of its own) go to the tests' Spark server, warm, as to a user's --remote
+    (ORDEAL_SPARK_REMOTE): not to a server of their own (a JVM each), nor to the user's shared
+    server (checkers.runtime.connect), which an offline test must not wait for or hold, and
+    which a check from another checkout stops and starts anew with that checkout's settings."""
+    monkeypatch.setenv("ORDEAL_SPARK_REMOTE", _server[0].url)

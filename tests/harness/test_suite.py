@@ -1,6 +1,7 @@
 """Suites: the matrix, the budget, the judgement against each variant's expectations,
 and what a suite writes. Runs use the noop scenario (no cluster) so they are quick; the
-checkers run for real on their histories."""
+checkers run for real on their histories, in the tests' Spark server (check_server,
+tests/conftest.py)."""
 from __future__ import annotations
 
 import json
@@ -154,7 +155,7 @@ def test_budget_estimates_from_what_it_measured():
     assert budget.left() == 70 and budget.estimate(10, boot=True) == 35
 
 
-def test_a_suite_runs_judges_and_writes_suite_json_junit_and_compare(tmp_path):
+def test_a_suite_runs_judges_and_writes_suite_json_junit_and_compare(check_server, tmp_path):
     spec = load_suite(str(write_suite(tmp_path, """
 budget = 600
 [[matrix]]
@@ -177,7 +178,7 @@ duration = 1
     assert lines[0].startswith("[1/1] fabric-recommended x noop: valid")
 
 
-def test_a_verdict_the_variant_does_not_expect_fails_the_suite(tmp_path, expecting_invalid):
+def test_a_verdict_the_variant_does_not_expect_fails_the_suite(check_server, tmp_path, expecting_invalid):
     variant, scenario = expecting_invalid
     spec = one_cell(tmp_path, variant, scenario)
     lines: list[str] = []
@@ -202,7 +203,7 @@ def _failing_scenario(tmp_path: Path, **nemesis: object) -> Path:
     return scenario
 
 
-def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(tmp_path):
+def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(check_server, tmp_path):
     spec = one_cell(tmp_path, "fabric-recommended", _failing_scenario(tmp_path), 1.5)
     lines: list[str] = []
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
@@ -221,7 +222,7 @@ def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(t
     assert "Undecided: no fault took effect" in report and "proves nothing about its faults" in report
 
 
-def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(tmp_path):
+def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(check_server, tmp_path):
     scenario = _failing_scenario(tmp_path, may_find_no_target=True, options={"no_target": True})
     spec = one_cell(tmp_path, "fabric-recommended", scenario, 1.5)
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
