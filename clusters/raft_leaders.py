@@ -33,22 +33,22 @@ def leader_changes(log: str) -> list[LeaderChange]:
 
 def raft_ids(logs: Mapping[str, str]) -> dict[str, int]:
     """Orderer name -> its Raft id, from the node= of its own lines."""
-    ids = {}
-    for name, log in logs.items():
-        changes = leader_changes(log)
-        if changes:
-            ids[name] = changes[-1].node
-    return ids
+    return _ids({name: leader_changes(log) for name, log in logs.items()})
+
+
+def _ids(changes: Mapping[str, list[LeaderChange]]) -> dict[str, int]:
+    return {name: seen[-1].node for name, seen in changes.items() if seen}
 
 
 def raft_leader(logs: Mapping[str, str], channel: str) -> str | None:
     """The orderer that the newest leader change of `channel`, logged by any orderer, names;
     None where it names none (0) or an id no orderer has logged as its own."""
-    newest = max((c for log in logs.values() for c in leader_changes(log) if c.channel == channel),
+    changes = {name: leader_changes(log) for name, log in logs.items()}  # each log parsed once
+    newest = max((c for seen in changes.values() for c in seen if c.channel == channel),
                  key=lambda c: c.at, default=None)
     if newest is None or newest.now == 0:
         return None
-    return next((name for name, rid in raft_ids(logs).items() if rid == newest.now), None)
+    return next((name for name, rid in _ids(changes).items() if rid == newest.now), None)
 
 
 def first_leaders(log: str) -> dict[str, int]:

@@ -50,7 +50,8 @@ class PartitionState:
 
 class TargetSpec(BaseModel):
     """A fault's target: `pick` among the live nodes of `role`, or from a partition's state
-    (`topic`/`partition`; a user topic picked at random when not given)."""
+    (`topic`/`partition`; a user topic picked at random when not given). For `raft-leader`,
+    `topic` names the channel (a channel's Kafka topic bears its name)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
