@@ -63,9 +63,28 @@ class ClusterPool:
         self._pool.close()
 
 
+LAST_POOL_USER = pytest.StashKey[str]()
+POOL = pytest.StashKey[ClusterPool]()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Note the last test that asks for the pool: the pool's clusters go down after it, not at
+    the session's end, so an idle cluster does not share the machine with the tests after it."""
+    users = [item.nodeid for item in session.items if "cluster_pool" in getattr(item, "fixturenames", ())]
+    if users:
+        session.config.stash[LAST_POOL_USER] = users[-1]
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    yield  # the item's fixtures (a module's own cleanup of the pool's cluster too) are torn down first
+    if item.nodeid == item.config.stash.get(LAST_POOL_USER, None) and POOL in item.config.stash:
+        item.config.stash[POOL].close()
+
+
 @pytest.fixture(scope="session")
-def cluster_pool() -> Iterator[ClusterPool]:
-    pool = ClusterPool()
+def cluster_pool(request: pytest.FixtureRequest) -> Iterator[ClusterPool]:
+    pool = request.config.stash[POOL] = ClusterPool()
     yield pool
     pool.close()
 

@@ -63,6 +63,26 @@ def test_a_run_whose_faults_never_took_effect_fails_its_test_as_undecided(pytest
     result.stdout.fnmatch_lines(["*noop on no cluster: undecided: no fault took effect (#4 noop failed: RuntimeError: no)*"])
 
 
+def test_the_pools_clusters_go_down_after_the_last_test_that_asks_for_the_pool(pytester):
+    pytester.makepyfile("""
+        DOWN = []
+
+        class Booted:
+            def down(self):
+                DOWN.append("down")
+
+        def test_first_user(cluster_pool):
+            cluster_pool._pool._clusters["v"] = (Booted(), True)
+
+        def test_last_user(cluster_pool):
+            assert DOWN == []
+
+        def test_after_the_last_user():
+            assert DOWN == ["down"]
+    """)
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=3)
+
+
 def test_a_verdict_is_judged_against_the_expectation_given(pytester):
     pytester.makeconftest(FAKE_CHECKER)
     pytester.makepyfile("""
