@@ -10,9 +10,10 @@ from clusters import labels as L
 TINY = Path(__file__).with_name("tiny.toml")
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def fabric(docker_client):
-    """One fabric-recommended cluster (3 zk, 4 kafka, 3 osn) shared by the tests of this folder."""
+    """One fabric-recommended cluster (3 zk, 4 kafka, 3 osn) shared by the tests of this folder,
+    and down once they are done: kept to the session's end it idled beside every later cluster."""
     from clusters.cluster import Cluster
     from clusters.variant import load_variant
 
