@@ -200,10 +200,13 @@ def heights(cluster: Cluster, client: OsnClient, channel: str, osns: list[str] |
     return out
 
 
-@pytest.fixture(scope="module", params=["fabric-recommended", "fabric-recommended-model"])
+@pytest.fixture(scope="module", params=[
+    "fabric-recommended",
+    # nightly: its boot and disk loss took 100 s of make test; smoke runs the model under disk loss
+    pytest.param("fabric-recommended-model", marks=pytest.mark.nightly)])
 def either(request: pytest.FixtureRequest, docker_client) -> Cluster:
-    """Fabric's own orderer (the session's cluster), then ordeal's model on its twin variant
-    (booted for these tests only: about 20 s)."""
+    """Fabric's own orderer (the folder's cluster), then ordeal's model on its twin variant
+    (booted for these tests only)."""
     if request.param == "fabric-recommended":
         yield request.getfixturevalue("fabric")
         return

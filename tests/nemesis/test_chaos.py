@@ -142,6 +142,7 @@ def test_killed_leader_loses_leadership_and_serves_again_after_start(cluster: Cl
     assert nem.heal_all() == []
 
 
+@pytest.mark.nightly  # a 40-s pause by design: 45 s of make test
 def test_a_topic_asked_for_while_the_controller_is_paused_is_created_once_it_resumes(cluster: Cluster) -> None:
     # Longer than a client's request timeout and than the controller's ZooKeeper session: the
     # first request goes unanswered, and the new controller has too few brokers for RF 3.

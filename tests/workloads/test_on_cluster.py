@@ -452,7 +452,8 @@ def test_a_rebalance_storm_makes_a_subscribed_consumer_record_revocations_and_en
     assert storm.heal_all() == []
 
 
-@pytest.mark.parametrize("implementation", ["librdkafka", "java"])
+# The Java client's form is nightly (50 s of make test); smoke runs a Java consumer group under faults.
+@pytest.mark.parametrize("implementation", ["librdkafka", pytest.param("java", marks=pytest.mark.nightly)])
 def test_kafka_txn_in_a_group_records_rebalances_and_the_offsets_each_txn_commits(cluster, tmp_path, implementation):
     """Consume-transform-produce on subscribe: txns poll first, then send, then commit the
     member's offsets in the txn; the history holds the subscriptions, the rebalances the polls
