@@ -11,6 +11,9 @@ must one marked `nightly` (left out of make test by pyproject's addopts, run by 
 """
 from __future__ import annotations
 
+from collections.abc import Collection
+from typing import Any
+
 import pytest
 
 OFFLINE_DOCKER_HOST = "unix:///nonexistent/ordeal-offline-tier-not-marked-cluster.sock"
@@ -86,6 +89,32 @@ def spark(_server):
                        "spark.sql.codegen.wholeStage": "false"}.items():
         session.conf.set(key, value)
     yield session
+
+
+@pytest.fixture(scope="session")
+def check_together(spark, tmp_path_factory):
+    """Check histories as one batch, each in a run directory of its own (results.json beside its
+    history, or in `out/` there for the names in `out`); name -> results, as check_history
+    returns them. A module whose tests each judge a history of their own checks them all this
+    way: check_histories judges each as if alone (tests/checkers/test_batch.py), and a batch of
+    small histories costs about what one costs, where one check of a tiny history is seconds of
+    Spark's planning."""
+    from checkers.check import check_histories
+
+    def check(histories: dict[str, Any], out: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+        root = tmp_path_factory.mktemp("together")
+        runs = {}
+        for name, history in histories.items():
+            runs[name] = run = root / name
+            run.mkdir()
+            history.write(run / "history.jsonl")
+        answers = check_histories(list(runs.values()), spark=spark,
+                                  out_dirs=[run / "out" if name in out else run for name, run in runs.items()])
+        errors = {name: answer for name, answer in zip(runs, answers) if not isinstance(answer, dict)}
+        assert errors == {}
+        return dict(zip(runs, answers))
+
+    return check
 
 
 @pytest.fixture

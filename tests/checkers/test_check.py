@@ -1,10 +1,16 @@
-"""check_history end to end: results.json for Kafka-only and ordering-only histories, run.json."""
+"""check_history end to end: results.json for Kafka-only and ordering-only histories, run.json.
+
+The histories whose results the tests read are checked once, as one batch (`judged`: each
+judged as if alone, tests/checkers/test_batch.py); the tests of a check's own behaviour check
+their history by itself."""
 from __future__ import annotations
 
 import contextlib
 import io
 import json
 from pathlib import Path
+
+import pytest
 
 from checkers.check import NOTHING_PROVEN, batch_tables, check_history, read_run_info
 from checkers.ingest.history import load_history
@@ -43,28 +49,44 @@ def _run_dir(tmp_path: Path, h: HistoryBuilder, run: dict | None = None) -> Path
     return tmp_path
 
 
-def test_clean_kafka_only_history_is_valid_with_kafka_checker_only(spark, tmp_path):
-    results = check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=spark)
+@pytest.fixture(scope="module")
+def judged(check_together) -> dict[str, dict]:
+    """The results of every history below whose test only reads them, checked as one batch."""
+    return check_together({
+        "kafka-clean": _kafka_only(lost=False), "kafka-lost": _kafka_only(lost=True),
+        "ordering-clean": _ordering_only(), "ordering-interrupted": _interrupted("none"),
+        "errored-chain": _errored_chain(), "final-heal": _interrupted("heal"), "final-marked": _interrupted("marked"),
+        "heal-mid-run": _heal_mid_run(), "kafka-interrupted": _kafka_interrupted(),
+        "crash-proving-nothing": _crash_proving_nothing(), "polls-unread": _polls_unread(),
+        "acked-without-offset": _acked_without_offset(), "25-unread-partitions": _unread_partitions(25),
+    }, out={"ordering-clean"})
+
+
+def _run_of(results: dict) -> Path:
+    return Path(results["history"]).parent
+
+
+def test_clean_kafka_only_history_is_valid_with_kafka_checker_only(judged):
+    results = judged["kafka-clean"]
     assert (results["valid"], list(results["checkers"])) == (True, ["kafka", "liveness"])
 
 
-def test_results_json_written_beside_history_counts_ops_and_seen_info_sends(spark, tmp_path):
-    check_history(_run_dir(tmp_path, _kafka_only(lost=False)), spark=spark)
-    written = json.loads((tmp_path / RESULTS_FILE).read_text())
+def test_results_json_written_beside_history_counts_ops_and_seen_info_sends(judged):
+    written = json.loads((_run_of(judged["kafka-clean"]) / RESULTS_FILE).read_text())
     assert (written["stats"]["by_f"]["send"], written["stats"]["info_sends_seen"]) == (
         {"invoke": 3, "ok": 2, "info": 1}, 1)
 
 
-def test_lost_write_makes_results_invalid_with_its_evidence(spark, tmp_path):
-    results = check_history(_run_dir(tmp_path, _kafka_only(lost=True)), spark=spark)
+def test_lost_write_makes_results_invalid_with_its_evidence(judged):
+    results = judged["kafka-lost"]
     lost = results["anomalies"]["lost-write"]
     assert (results["valid"], lost["count"], lost["evidence"], lost["examples"][0]["value"]) == (
         False, 1, [5, 12], 2)
 
 
-def test_clean_ordering_only_history_is_valid_with_ordering_checker_only(spark, tmp_path):
-    results = check_history(_run_dir(tmp_path, _ordering_only()), out_dir=tmp_path / "out", spark=spark)
-    assert (results["valid"], list(results["checkers"]), (tmp_path / "out" / RESULTS_FILE).is_file()) == (
+def test_clean_ordering_only_history_is_valid_with_ordering_checker_only(judged):
+    results = judged["ordering-clean"]
+    assert (results["valid"], list(results["checkers"]), (_run_of(results) / "out" / RESULTS_FILE).is_file()) == (
         True, ["ordering", "liveness"], True)
 
 
@@ -81,9 +103,8 @@ def test_bare_history_has_no_variant_and_no_idempotence(tmp_path):
     assert (info.variant, info.scenario, info.idempotent) == (None, None, False)
 
 
-def test_recheck_reuses_the_parquet_copy(spark, tmp_path):
-    run = _run_dir(tmp_path, _ordering_only())
-    check_history(run, spark=spark)
+def test_recheck_reuses_the_parquet_copy(spark, judged):
+    run = _run_of(judged["kafka-clean"])  # checked first in the module's batch
     marker = next((run / "history.parquet").glob("_ordeal_source.json"))
     before = marker.stat().st_mtime_ns
     check_history(run, spark=spark)
@@ -106,8 +127,8 @@ def _interrupted(final: str) -> HistoryBuilder:
     return h
 
 
-def test_interrupted_ordering_run_is_unknown_not_lost_tx(spark, tmp_path):
-    results = check_history(_run_dir(tmp_path, _interrupted("none")), spark=spark)
+def test_interrupted_ordering_run_is_unknown_not_lost_tx(judged):
+    results = judged["ordering-interrupted"]
     ordering = results["checkers"]["ordering"]
     assert (results["valid"], "lost-tx" in results["anomalies"], "lagging-osn" in results["anomalies"],
             ordering["not_judged"]) == (
@@ -118,16 +139,22 @@ def test_interrupted_ordering_run_is_unknown_not_lost_tx(spark, tmp_path):
                          "no final deliver of channel ch0 from osn2 ended ok (read to the chain's end)"]})
 
 
-def test_final_delivers_that_found_the_chain_errored_say_so_in_the_not_judged_reasons(spark, tmp_path):
-    """A channel whose chain halted (a Fabric 1.4 Kafka chain after its partition lost what it
-    had read) answers Broadcast SUCCESS and cuts no block again: its final delivers end
-    incomplete, and each says whether a strict read was refused (workloads.ordering)."""
+def _errored_chain() -> HistoryBuilder:
+    """`_interrupted("none")`, then final delivers that end incomplete, two of them refused as
+    the chain is errored."""
     h = _interrupted("none")
     chain = make_chain([["tx-1"], ["tx-2"]])
     for osn, errored in (("osn2", {"errored": True}), ("osn1", {"errored": True}), ("osn3", {})):
         h.call(9, "deliver", {"channel": "ch0", "osn": osn, "from": 0, "final": True},
                {"channel": "ch0", "osn": osn, "blocks": chain, **errored}, type="info", error="incomplete")
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_final_delivers_that_found_the_chain_errored_say_so_in_the_not_judged_reasons(judged):
+    """A channel whose chain halted (a Fabric 1.4 Kafka chain after its partition lost what it
+    had read) answers Broadcast SUCCESS and cuts no block again: its final delivers end
+    incomplete, and each says whether a strict read was refused (workloads.ordering)."""
+    results = judged["errored-chain"]
     errored = ("a strict Deliver was refused with SERVICE_UNAVAILABLE: the chain is errored (halted for good where "
                "its Kafka partition lost records the OSN had read; else cut off from Kafka)")
     assert (results["valid"], results["checkers"]["ordering"]["not_judged"]) == (
@@ -139,27 +166,35 @@ def test_final_delivers_that_found_the_chain_errored_say_so_in_the_not_judged_re
                          "no final deliver of channel ch0 from osn3 ended ok (read to the chain's end)"]})
 
 
-def test_final_delivers_missing_a_tx_are_lost_tx(spark, tmp_path):
+def test_final_delivers_missing_a_tx_are_lost_tx(judged):
     for final in ("heal", "marked"):
-        results = check_history(_run_dir(tmp_path, _interrupted(final)), spark=spark)
+        results = judged[f"final-{final}"]
         assert (final, results["valid"], results["anomalies"]["lost-tx"]["examples"][0]["tx"],
                 results["checkers"]["ordering"]["not_judged"]) == (final, False, "tx-3", {})
 
 
-def test_marked_final_delivers_ignore_a_heal_in_the_middle_of_the_run(spark, tmp_path):
+def _heal_mid_run() -> HistoryBuilder:
     h = HistoryBuilder()  # a mid-run heal, then delivers that are not final: not judged
     h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]), final=True)  # an earlier, marked history part
     h.nemesis("heal", {"fault": "partition"})
     h.broadcast(1, "ch0", "osn1", "tx-2")
     h.deliver(9, "ch0", "osn1", make_chain([["tx-1"]]))
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_marked_final_delivers_ignore_a_heal_in_the_middle_of_the_run(judged):
+    results = judged["heal-mid-run"]
     assert (results["valid"], "lost-tx" in results["anomalies"]) == (False, True)
 
 
-def test_interrupted_kafka_run_says_lost_write_was_not_judged(spark, tmp_path):
+def _kafka_interrupted() -> HistoryBuilder:
     h = HistoryBuilder()
     h.send(0, "t0", 1, offset=0)
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_interrupted_kafka_run_says_lost_write_was_not_judged(judged):
+    results = judged["kafka-interrupted"]
     assert (results["valid"], results["checkers"]["kafka"]["not_judged"]) == (
         "unknown", {"lost-write": ["no final read of t0/0 which had acknowledged sends"]})
 
@@ -177,38 +212,54 @@ def test_a_history_that_proves_nothing_is_unknown_with_the_reason_and_without_sp
     assert json.loads((tmp_path / RESULTS_FILE).read_text())["unknown"] == [NOTHING_PROVEN]
 
 
-def test_a_crash_in_a_history_that_proves_nothing_is_still_invalid(spark, tmp_path):
+def _crash_proving_nothing() -> HistoryBuilder:
     h = HistoryBuilder()
     h.send(0, "t0", 1, type="fail")
     h.op("nemesis", "info", "crash", {"node": "osn1", "role": "osn", "exit_code": 2, "oom_killed": False,
                                       "log_tail": ["panic"]})
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_a_crash_in_a_history_that_proves_nothing_is_still_invalid(judged):
+    results = judged["crash-proving-nothing"]
     assert (results["valid"], list(results["checkers"]), results["unknown"]) == (False, ["nodes"], [NOTHING_PROVEN])
 
 
-def test_polls_without_any_final_read_are_unknown_naming_the_partitions_not_judged(spark, tmp_path):
+def _polls_unread() -> HistoryBuilder:
     h = HistoryBuilder()
     h.assign(7, "c1", [("t0", 0), ("t0", 1)])
     h.poll(7, "c1", [("t0", 0, 0, 10), ("t0", 1, 0, 20)])
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_polls_without_any_final_read_are_unknown_naming_the_partitions_not_judged(judged):
+    results = judged["polls-unread"]
     assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
         "unknown", [], {"poll-skip": ["no final read of t0/0 which was polled",
                                      "no final read of t0/1 which was polled"]})
 
 
-def test_sends_acknowledged_without_an_offset_and_never_read_back_are_not_judged(spark, tmp_path):
+def _acked_without_offset() -> HistoryBuilder:
     h = HistoryBuilder()  # acks=0: the producer learns the partition, not the offset
     h.send(0, "t0", 1, partition=3, offset=None)
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_sends_acknowledged_without_an_offset_and_never_read_back_are_not_judged(judged):
+    results = judged["acked-without-offset"]
     assert (results["valid"], results["checkers"]["kafka"]["not_judged"]) == (
         "unknown", {"lost-write": ["no final read of t0/3 which had acknowledged sends"]})
 
 
-def test_places_not_judged_are_listed_up_to_twenty_in_order_then_counted(spark, tmp_path):
+def _unread_partitions(n: int) -> HistoryBuilder:
     h = HistoryBuilder()
-    for p in range(25):
+    for p in range(n):
         h.send(0, "t0", p, partition=p, offset=0)
-    results = check_history(_run_dir(tmp_path, h), spark=spark)
+    return h
+
+
+def test_places_not_judged_are_listed_up_to_twenty_in_order_then_counted(judged):
+    results = judged["25-unread-partitions"]
     listed = results["checkers"]["kafka"]["not_judged"]["lost-write"]
     assert listed == [f"no final read of t0/{p} which had acknowledged sends" for p in range(20)] + ["... and 5 more"]
 
