@@ -1,6 +1,9 @@
 """Txn histories (format 2) through the paths every history takes: whether they prove anything,
 consumer positions across re-assigns (a txn's polls are polls), several histories in one
-Spark session, and the report of a history checked elsewhere."""
+Spark session, and the report of a history checked elsewhere.
+
+The histories whose results the tests read are checked once, as one batch (`judged`: each
+judged as if alone, tests/checkers/test_batch.py)."""
 from __future__ import annotations
 
 import json
@@ -38,37 +41,55 @@ def test_txns_that_sent_and_read_nothing_that_counts_prove_nothing_without_spark
     assert (results["valid"], results["checkers"], results["unknown"]) == ("unknown", {}, [NOTHING_PROVEN])
 
 
-def test_a_committed_txn_send_proves_something_and_is_judged(spark, tmp_path):
-    path = _committed().write(tmp_path / "history.jsonl")
-    results = check_history(path, spark=spark)
-    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["valid"]) == (True, [], True)
-
-
-def test_a_committed_txn_send_without_a_final_read_is_not_judged_where_it_went(spark, tmp_path):
+def _unread_txn_send() -> HistoryBuilder:
     h = HistoryBuilder()
     h.txn(1, [send_mop("t0", 1, 3, 0)])
-    results = check_history(h.write(tmp_path / "history.jsonl"), spark=spark)
-    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
-        "unknown", [], {"lost-write": ["no final read of t0/3 which had acknowledged sends"]})
+    return h
 
 
-def test_records_polled_by_a_txn_prove_something(spark, tmp_path):
+def _aborted_txn_poll() -> HistoryBuilder:
     h = HistoryBuilder()
     h.txn(1, [poll_mop("c1", [("t0", 0, 0, 7)])], type="fail")  # its reads happened, whatever its end
-    results = check_history(h.write(tmp_path / "history.jsonl"), spark=spark)
-    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
-        "unknown", [], {"poll-skip": ["no final read of t0/0 which was polled"]})
+    return h
 
 
-def test_a_gap_in_the_polls_of_a_partition_no_final_read_completed_is_not_called_a_skip(spark, tmp_path):
-    """Read_committed, offset 1 may be an aborted record or a marker, and offset 3 too: only an
-    ok final read can say whether polls going 0, 2, 4 skipped anything. A partition whose final
-    reads all ended incomplete once had its every gap counted as a skip."""
+def _gaps_unread() -> HistoryBuilder:
     h = HistoryBuilder()
     h.assign(7, "c1", [("t0", 0)])
     h.txn(7, [poll_mop("c1", [("t0", 0, 0, 10), ("t0", 0, 2, 12)])])
     h.txn(7, [poll_mop("c1", [("t0", 0, 4, 14)])])
-    results = check_history(h.write(tmp_path / "history.jsonl"), spark=spark)
+    return h
+
+
+@pytest.fixture(scope="module")
+def judged(check_together) -> dict[str, dict]:
+    """The results of the histories below whose tests only read them, checked as one batch."""
+    return check_together({"committed": _committed(), "unread-txn-send": _unread_txn_send(),
+                           "aborted-txn-poll": _aborted_txn_poll(), "gaps-unread": _gaps_unread()})
+
+
+def test_a_committed_txn_send_proves_something_and_is_judged(judged):
+    results = judged["committed"]
+    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["valid"]) == (True, [], True)
+
+
+def test_a_committed_txn_send_without_a_final_read_is_not_judged_where_it_went(judged):
+    results = judged["unread-txn-send"]
+    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
+        "unknown", [], {"lost-write": ["no final read of t0/3 which had acknowledged sends"]})
+
+
+def test_records_polled_by_a_txn_prove_something(judged):
+    results = judged["aborted-txn-poll"]
+    assert (results["valid"], results["unknown"], results["checkers"]["kafka"]["not_judged"]) == (
+        "unknown", [], {"poll-skip": ["no final read of t0/0 which was polled"]})
+
+
+def test_a_gap_in_the_polls_of_a_partition_no_final_read_completed_is_not_called_a_skip(judged):
+    """Read_committed, offset 1 may be an aborted record or a marker, and offset 3 too: only an
+    ok final read can say whether polls going 0, 2, 4 skipped anything. A partition whose final
+    reads all ended incomplete once had its every gap counted as a skip."""
+    results = judged["gaps-unread"]
     kafka_result = results["checkers"]["kafka"]
     assert kafka_result["anomalies"] == [], kafka_result
     assert kafka_result["not_judged"] == {"poll-skip": ["no final read of t0/0 which was polled"]}
