@@ -11,7 +11,8 @@ must one marked `nightly` (left out of make test by pyproject's addopts, run by 
 """
 from __future__ import annotations
 
-from collections.abc import Collection
+import json
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import pytest
@@ -94,25 +95,28 @@ def spark(_server):
 @pytest.fixture(scope="session")
 def check_together(spark, tmp_path_factory):
     """Check histories as one batch, each in a run directory of its own (results.json beside its
-    history, or in `out/` there for the names in `out`); name -> results, as check_history
-    returns them. A module whose tests each judge a history of their own checks them all this
+    history, or in `out/` there for the names in `out`; its run.json from `runs`, if named
+    there); name -> results, as check_history returns them. A module whose tests each judge a history of their own checks them all this
     way: check_histories judges each as if alone (tests/checkers/test_batch.py), and a batch of
     small histories costs about what one costs, where one check of a tiny history is seconds of
     Spark's planning."""
     from checkers.check import check_histories
 
-    def check(histories: dict[str, Any], out: Collection[str] = ()) -> dict[str, dict[str, Any]]:
+    def check(histories: dict[str, Any], out: Collection[str] = (),
+              runs: Mapping[str, dict[str, Any]] | None = None) -> dict[str, dict[str, Any]]:
         root = tmp_path_factory.mktemp("together")
-        runs = {}
+        dirs = {}
         for name, history in histories.items():
-            runs[name] = run = root / name
+            dirs[name] = run = root / name
             run.mkdir()
             history.write(run / "history.jsonl")
-        answers = check_histories(list(runs.values()), spark=spark,
-                                  out_dirs=[run / "out" if name in out else run for name, run in runs.items()])
-        errors = {name: answer for name, answer in zip(runs, answers) if not isinstance(answer, dict)}
+            if runs and name in runs:
+                (run / "run.json").write_text(json.dumps(runs[name]))
+        answers = check_histories(list(dirs.values()), spark=spark,
+                                  out_dirs=[run / "out" if name in out else run for name, run in dirs.items()])
+        errors = {name: answer for name, answer in zip(dirs, answers) if not isinstance(answer, dict)}
         assert errors == {}
-        return dict(zip(runs, answers))
+        return dict(zip(dirs, answers))
 
     return check
 

@@ -4,10 +4,8 @@ anomalies with their ops as evidence; they fail the verdict only where the varia
 availability under the run's fault kind, and a run that served again has none."""
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import pytest
 
-from checkers.check import check_history
 from checkers.liveness import halted_channels, hangs, unavailable_partitions
 from checkers.synthetic import HistoryBuilder
 
@@ -66,20 +64,30 @@ def test_no_ok_op_after_the_final_heal_is_a_hang_and_one_ok_op_is_not(ops_of, fo
     assert found(hangs(ops_of(h).ops)) == []
 
 
-def _run_json(path: Path, available: bool) -> None:
-    (path / "run.json").write_text(json.dumps({
-        "scenario": {"name": "kill-broker"},
-        "variant": {"name": "v", "available": {"kill-broker": available}, "producer": {}}}))
+def _run_json(available: bool) -> dict:
+    return {"scenario": {"name": "kill-broker"},
+            "variant": {"name": "v", "available": {"kill-broker": available}, "producer": {}}}
 
 
-def test_liveness_fails_the_verdict_only_where_availability_is_promised(spark, tmp_path):
-    results = {}
-    for promised in (True, False):
-        run = tmp_path / str(promised)
-        run.mkdir()
-        _leaderless()[0].write(run / "history.jsonl")
-        _run_json(run, promised)
-        results[promised] = check_history(run, spark=spark)
+def _served_again() -> HistoryBuilder:
+    h = HistoryBuilder()
+    _healed(h)
+    h.final_read(9, "t0", 0, [(0, 1)])
+    return h
+
+
+@pytest.fixture(scope="module")
+def judged(check_together) -> dict[str, dict]:
+    """The leaderless run with availability promised and not, and a run that served again (promised),
+    checked as one batch."""
+    return check_together({"promised": _leaderless()[0], "not-promised": _leaderless()[0],
+                           "served-again": _served_again()},
+                          runs={"promised": _run_json(True), "not-promised": _run_json(False),
+                                "served-again": _run_json(True)})
+
+
+def test_liveness_fails_the_verdict_only_where_availability_is_promised(judged):
+    results = {True: judged["promised"], False: judged["not-promised"]}
     assert results[True]["valid"] is False and results[True]["checkers"]["liveness"]["valid"] is False
     assert "unavailable-partition" in results[True]["anomalies"] and results[True]["available"] is True
     # Not promised: reported, and the partition never read makes the data checks unknown, as before.
@@ -87,11 +95,6 @@ def test_liveness_fails_the_verdict_only_where_availability_is_promised(spark, t
     assert "unavailable-partition" in results[False]["anomalies"]
 
 
-def test_a_run_that_served_again_has_no_liveness_anomaly(spark, tmp_path):
-    h = HistoryBuilder()
-    _healed(h)
-    h.final_read(9, "t0", 0, [(0, 1)])
-    h.write(tmp_path / "history.jsonl")
-    _run_json(tmp_path, True)
-    results = check_history(tmp_path, spark=spark)
+def test_a_run_that_served_again_has_no_liveness_anomaly(judged):
+    results = judged["served-again"]
     assert (results["valid"], results["anomalies"], results["checkers"]["liveness"]["valid"]) == (True, {}, True)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from checkers.check import check_history
 from checkers.nodes import node_crashes
 from checkers.synthetic import HistoryBuilder
@@ -57,37 +59,39 @@ def test_each_crash_is_its_own_anomaly(ops_of, found):
         ([first], 1, False), ([second], 137, True)]
 
 
-def test_a_crash_makes_the_verdict_invalid_through_the_parquet_copy(spark, tmp_path):
-    h, crashed = _run(crash=True)
-    h.write(tmp_path / "history.jsonl")
-    results = check_history(tmp_path, spark=spark)
+@pytest.fixture(scope="module")
+def judged(check_together) -> dict[str, dict]:
+    """The run with osn1's crash and its clean twin, checked as one batch."""
+    return check_together({"crash": _run(crash=True)[0], "clean": _run(crash=False)[0]})
+
+
+def test_a_crash_makes_the_verdict_invalid_through_the_parquet_copy(spark, judged):
+    _, crashed = _run(crash=True)
+    results = judged["crash"]
     crash = results["anomalies"]["node-crash"]
     assert (results["valid"], results["checkers"]["nodes"]["valid"], results["checkers"]["kafka"]["valid"]) == (
         False, False, True)
     assert (crash["count"], crash["evidence"], crash["examples"][0]["log_tail"]) == (1, [crashed], LOG_TAIL)
     assert results["stats"]["by_f"]["crash"] == {"info": 1}
     # A re-check reads the Parquet copy back with the same fields.
-    assert check_history(tmp_path, spark=spark)["anomalies"] == results["anomalies"]
+    assert check_history(Path(results["history"]).parent, spark=spark)["anomalies"] == results["anomalies"]
 
 
-def test_the_clean_twin_is_valid_without_a_nodes_checker(spark, tmp_path):
-    h, _ = _run(crash=False)
-    h.write(tmp_path / "history.jsonl")
-    results = check_history(tmp_path, spark=spark)
+def test_the_clean_twin_is_valid_without_a_nodes_checker(judged):
+    results = judged["clean"]
     assert (results["valid"], results["anomalies"], list(results["checkers"])) == (True, {}, ["kafka", "liveness"])
 
 
-def test_the_report_names_the_crashed_node_and_shows_its_log(spark, tmp_path: Path):
-    h, crashed = _run(crash=True)
-    h.write(tmp_path / "history.jsonl")
-    check_history(tmp_path, spark=spark)
-    ctx = build_context(tmp_path)
+def test_the_report_names_the_crashed_node_and_shows_its_log(judged):
+    _, crashed = _run(crash=True)
+    run = Path(judged["crash"]["history"]).parent
+    ctx = build_context(run)
     assert ctx.verdict == "invalid"
     assert ctx.headline == "A node crashed while no fault had stopped it: osn1 (exit code 2)."
     (section,) = ctx.sections
     assert (section.anomaly.name, section.role, section.evidence, "log_tail" in section.columns) == (
         "node-crash", "fails", [crashed], False)
-    html = write_report(tmp_path).read_text(encoding="utf-8")
+    html = write_report(run).read_text(encoding="utf-8")
     assert "nil pointer dereference" in html and f'href="#op-{crashed}"' in html
     assert "1 faults injected" in html  # the kill; the crash is shown but was not injected
 
