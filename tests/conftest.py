@@ -96,8 +96,8 @@ def spark(_server):
 def check_together(spark, tmp_path_factory):
     """Check histories as one batch, each in a run directory of its own (results.json beside its
     history, or in `out/` there for the names in `out`; its run.json from `runs`, if named
-    there); name -> results, as check_history returns them. A module whose tests each judge a history of their own checks them all this
-    way: check_histories judges each as if alone (tests/checkers/test_batch.py), and a batch of
+    there); name -> results, as check_history returns them. A module whose tests each judge a
+    history of their own checks them all this way: check_histories judges each as if alone (tests/checkers/test_batch.py), and a batch of
     small histories costs about what one costs, where one check of a tiny history is seconds of
     Spark's planning."""
     from checkers.check import check_histories
