@@ -130,6 +130,7 @@ def test_a_thousand_txs_to_random_real_orderers_are_each_in_exactly_one_place(fa
         assert sorted(places) == sorted(expected), "an acknowledged tx is missing or in two places"
 
 
+@pytest.mark.nightly  # 50 s of make test; the thousand txs above check the same on every channel
 def test_five_thousand_txs_to_random_osns_are_ordered_identically_everywhere(fabric: Cluster) -> None:
     load = Load(fabric, "bulk")
     load.run(5000)

@@ -36,6 +36,7 @@ def fabric_conformance():
         cluster.down()
 
 
+@pytest.mark.nightly  # 50 s of make test; the replay under faults below stays in it
 def test_real_orderers_started_after_the_model_wrote_the_partition_cut_the_models_blocks(fabric_conformance):
     result = conformance.reverse(fabric_conformance, txs=400, channel="ch1")
     print("\n" + result.summary())
