@@ -17,7 +17,6 @@ from typing import Any
 import pytest
 from html_structure import parse_page
 
-from checkers.check import check_histories
 from checkers.registry import CHECKS
 from checkers.synthetic import HistoryBuilder, make_chain, poll_mop, send_mop
 from checkers.verdict import INFORMATIONAL, UNKNOWN, fails
@@ -356,22 +355,14 @@ VERDICT: dict[str, Any] = {"halted-channel": UNKNOWN, "hang": UNKNOWN}
 
 
 @pytest.fixture(scope="module")
-def checked(tmp_path_factory: pytest.TempPathFactory, spark) -> dict[str, Path]:
-    """Each history in a run directory of its own, all checked as one batch (in the tests'
-    Spark server, tests/conftest.py, not one of the module's own); name -> run directory."""
-    base = tmp_path_factory.mktemp("checked")
-    runs: dict[str, Path] = {}
+def checked(check_together) -> dict[str, Path]:
+    """Each history in a run directory of its own, all checked as one batch (tests/conftest.py's
+    check_together, in the tests' Spark server); name -> run directory."""
+    histories = {}
     for name, build in HISTORIES.items():
-        h = HistoryBuilder()
+        histories[name] = h = HistoryBuilder()
         build(h)
-        run = base / name
-        run.mkdir()
-        h.write(run / "history.jsonl")
-        runs[name] = run
-    answers = check_histories(list(runs.values()), spark=spark)
-    errors = {name: a for name, a in zip(runs, answers) if not isinstance(a, dict)}
-    assert errors == {}
-    return runs
+    return {name: Path(results["history"]).parent for name, results in check_together(histories).items()}
 
 
 @pytest.fixture(scope="module")
