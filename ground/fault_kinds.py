@@ -16,9 +16,13 @@ FAULT_KINDS = (
     # consumer groups (kafka-log subscribed): the group's coordinator killed, paused and cut,
     # rebalance storms, broker kills
     "group-mixed",
-    # random overlapping faults in Jepsen's manner (scenarios/random.toml): what nobody scripted
-    "random",
+    # random overlapping faults in Jepsen's manner (scenarios/random.toml): what nobody scripted;
+    # the same with one broker's disk loss in the mix (scenarios/random-disk.toml)
+    "random", "random-disk",
 )
+# The fault kinds that are schedules of the other kinds' faults (harness/random_schedule.py),
+# not a fault of their own: no fault of the registry bears their name.
+SCHEDULE_KINDS = ("random", "random-disk")
 # Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's
 # dedicated controllers. The other fault kinds run in either mode ("controller" is then
 # the controller broker, or the active controller: the KRaft quorum's leader).

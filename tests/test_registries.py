@@ -7,7 +7,7 @@ import tomllib
 
 from checkers.registry import CHECKS
 from checkers.verdict import KAFKA, NODES, ORDERING
-from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS
+from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS, SCHEDULE_KINDS
 from harness.scenario import SCENARIOS_DIR
 from nemesis.registry import FAULTS
 from workloads.registry import WORKLOADS
@@ -19,10 +19,10 @@ def test_every_fault_kind_ships_its_scenario_and_the_scenario_runs_that_fault() 
         assert path.is_file(), f"fault kind {kind} has no scenarios/{kind}.toml"
         nemesis = tomllib.loads(path.read_text()).get("nemesis", {})
         faults = nemesis.get("faults", [])
-        # "random" is a schedule of many faults (harness/random_schedule.py), not one fault.
-        assert kind in faults or (kind == "random" and nemesis.get("schedule") == "random"), \
+        # "random" and "random-disk" are schedules of many faults (harness/random_schedule.py).
+        assert kind in faults or (kind in SCHEDULE_KINDS and nemesis.get("schedule") == "random"), \
             f"scenarios/{kind}.toml runs {faults}, not {kind}"
-    assert set(MODE_FAULT_KINDS) <= set(FAULT_KINDS)
+    assert set(MODE_FAULT_KINDS) <= set(FAULT_KINDS) and set(SCHEDULE_KINDS) <= set(FAULT_KINDS)
 
 
 def test_every_shipped_scenario_names_only_registered_workloads_and_faults() -> None:

@@ -115,3 +115,19 @@ def test_a_random_schedule_refuses_a_mix_of_its_own():
 def test_an_unknown_schedule_is_refused_naming_the_field():
     with pytest.raises(ScenarioError, match="nemesis.schedule"):
         parse_scenario({**RUN, "nemesis": {"faults": ["noop"], "schedule": "sometimes"}}, "t")
+
+
+def test_random_disk_draws_randoms_faults_and_a_disk_loss_in_most_runs():
+    """random-disk is random with one more fault in its mix; most 5-minute runs draw a disk loss
+    (else the scenario would seldom differ from random)."""
+    from harness.scenario import load_scenario, scenario_path
+
+    base, disk = (load_scenario(name) for name in ("random", "random-disk"))
+    assert set(disk.nemesis.faults) == set(base.nemesis.faults) | {"disk-loss"}
+    assert disk.model_dump(exclude={"name", "description", "nemesis"}) == base.model_dump(exclude={"name", "description", "nemesis"})
+    assert disk.nemesis.model_dump(exclude={"faults"}) == base.nemesis.model_dump(exclude={"faults"})
+    drew = 0
+    for seed in range(20):
+        p = prepare(disk.model_copy(update={"seed": seed}), str(scenario_path("random-disk")))
+        drew += any(r.op["f"] == "start" and r.op["fault"] == "disk-loss" for r in p.fault_plan())
+    assert drew >= 12, f"{drew} of 20 seeds start a disk loss"

@@ -772,7 +772,10 @@ ELSEWHERE = {"unclean-toggle": ["tests/nemesis/test_chaos.py::test_unclean_elect
              "random": ["tests/nemesis/test_compound_faults.py::test_kill_all_brokers_kills_every_broker_and_its_"
                         "stop_starts_them_all",
                         "tests/harness/test_random_schedule.py::test_a_run_does_the_planned_schedule_in_order_and_"
-                        "its_seed_replays_it"]}
+                        "its_seed_replays_it"],
+             # random's faults and disk-loss (proven here): what it adds is that its plans draw the loss
+             "random-disk": ["tests/harness/test_random_schedule.py::test_random_disk_draws_randoms_faults_and_a_"
+                             "disk_loss_in_most_runs"]}
 
 
 def test_every_fault_kind_has_a_proof_here_or_in_a_named_cluster_test() -> None:
