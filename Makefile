@@ -1,5 +1,5 @@
 # The two commands of README.md. Both set up what is missing first (idempotent).
-.PHONY: bootstrap run test nightly clean
+.PHONY: bootstrap run test nightly clean lock newest
 
 bootstrap:
 	@bash clusters/bootstrap.sh
@@ -23,3 +23,12 @@ nightly: bootstrap
 
 clean:
 	.venv/bin/ordeal clean
+
+# requirements.lock, every Python package at an exact version with its hashes: `make lock`
+# resolves the newest versions pyproject.toml allows into it and prints what changed;
+# `make newest` tries them first (offline tier and one model-OSN boot) without adopting them.
+lock: bootstrap
+	@bash clusters/lock.sh
+
+newest: bootstrap
+	@bash clusters/newest.sh

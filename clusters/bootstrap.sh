@@ -3,7 +3,8 @@
 # does nothing and takes seconds. Called by `make run` and `make test` (and so by CI).
 #   Debian packages: docker.io, iptables, debootstrap, a JDK, Maven, chromium (report screenshots)
 #   the Docker engine: started here when none answers (log: $ORDEAL_CACHE/dockerd.log)
-#   .venv with the project installed (reinstalled when pyproject.toml changes)
+#   .venv with exactly requirements.lock installed, hash-checked, and the project (again
+#   whenever the lock or pyproject.toml changes; `make lock` updates the lock)
 #   Kafka/ZooKeeper jars (Maven), toxiproxy server (go install), OSN wheels (pip download),
 #   and the node images built from them, each cached under a hash of its inputs;
 #   the checker JVM's class archive, cached the same way.
@@ -13,6 +14,13 @@ cache=${ORDEAL_CACHE:-$HOME/.cache/ordeal}
 mkdir -p "$cache"
 say() { echo "bootstrap: $*"; }
 started=$(date +%s)
+# Two bootstraps at once (two users, two make targets) take turns: the second finds done
+# what the first did. The lock is released when this shell exits.
+exec 9>"$cache/bootstrap.lock"
+if ! flock -n 9; then
+  say "waiting for another bootstrap on this machine to finish"
+  flock 9
+fi
 
 # step WHAT ABOUT LOG CMD...: say what starts (and, when ABOUT is given, how long it takes
 # the first time), run CMD with its output in LOG, say every 20 s that it still runs, then
@@ -63,12 +71,26 @@ if ! timeout 10 docker info >/dev/null 2>&1; then
 fi
 say "the Docker engine answers"
 
-# 3. The Python environment.
-stamp=$(sha256sum "$root/pyproject.toml" | cut -c1-16)
+# 3. The Python environment: exactly requirements.lock, every file checked against its hash.
+#    uv (itself pinned in the lock, installed first with pip's hash check) makes .venv match
+#    the lock, removing what the lock no longer names; the project goes in editable, without
+#    build isolation, so its build backend is the locked setuptools too.
+lock=$root/requirements.lock
+stamp=$(cat "$root/pyproject.toml" "$lock" | sha256sum | cut -c1-16)
 if [ "$(cat "$root/.venv/.ordeal-stamp" 2>/dev/null)" != "$stamp" ]; then
   [ -x "$root/.venv/bin/python" ] || python3 -m venv "$root/.venv"
-  step "installing the Python environment into .venv" "1-2 min" "$cache/pip.log" \
-    bash -c '"$1/.venv/bin/pip" install -q -U pip && "$1/.venv/bin/pip" install -q -e "$1[dev]"' _ "$root"
+  [ "$("$root/.venv/bin/python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')" = 3.11 ] || {
+    say "the lock is for CPython 3.11; .venv's python is $("$root/.venv/bin/python" -V 2>&1) (remove .venv and put python3.11 on PATH)"
+    exit 1; }
+  step "installing the locked Python environment into .venv" "1-2 min" "$cache/pip.log" bash -c '
+    set -e
+    if ! "$1/.venv/bin/uv" --version >/dev/null 2>&1; then
+      python3 "$1/clusters/images/pylock.py" pins uv >"$1/.venv/uv-requirement.txt"
+      "$1/.venv/bin/pip" install -q --require-hashes --no-deps -r "$1/.venv/uv-requirement.txt"
+    fi
+    "$1/.venv/bin/uv" pip sync -q --python "$1/.venv/bin/python" --require-hashes "$2"
+    "$1/.venv/bin/uv" pip install -q --python "$1/.venv/bin/python" --no-deps --no-build-isolation -e "$1"
+  ' _ "$root" "$lock"
   echo "$stamp" >"$root/.venv/.ordeal-stamp"
 fi
 

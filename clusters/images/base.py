@@ -1,5 +1,10 @@
 """The base root filesystem: `debootstrap --variant=minbase` from this machine's own apt
-mirror, then `docker import`. No container registry is involved."""
+mirror, then `docker import`. No container registry is involved.
+
+Pinned: the suite (this machine's own Debian release) and the package names. Not pinned: their
+versions, which are the suite's current ones on the day the image is built; the image is then
+kept (its tag is the suite and the names), and the versions it got are listed in the cache's
+work folder as `<tag>.packages`."""
 from __future__ import annotations
 
 import shutil
@@ -11,6 +16,7 @@ import docker
 
 from clusters.images.apt_mirror import debian_mirror
 from clusters.images.artifacts import digest
+from ground.cache import exclusive
 
 # A headless JRE for ZooKeeper and Kafka, python3 (+venv) for the OSN, iproute2 and procps
 # so a person can look around inside a node.
@@ -27,6 +33,13 @@ def build_base(client: docker.DockerClient, workdir: Path, namespace: str = "ord
     tag = base_tag(namespace)
     if client.images.list(name=tag):
         return tag
+    with exclusive(workdir / "base.lock", f"the base image {tag}"):
+        if not client.images.list(name=tag):  # another process may have built it meanwhile
+            _debootstrap(client, workdir, tag)
+    return tag
+
+
+def _debootstrap(client: docker.DockerClient, workdir: Path, tag: str) -> None:
     mirror, suite = debian_mirror()
     workdir.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="rootfs-", dir=workdir))
@@ -37,6 +50,11 @@ def build_base(client: docker.DockerClient, workdir: Path, namespace: str = "ord
         )
         # apt caches are not needed at run time.
         shutil.rmtree(root / "var/cache/apt/archives", ignore_errors=True)
+        # Debian's versions are not pinned (a mirror serves only its suite's current ones, which
+        # change at point releases and security updates); what this image got is kept beside it.
+        listing = subprocess.run(["dpkg-query", f"--admindir={root}/var/lib/dpkg", "-W",
+                                  "-f", "${Package}=${Version}\n"], check=True, capture_output=True, text=True)
+        (workdir / f"{tag.split(':')[1]}.packages").write_text(listing.stdout)
         tarball = workdir / "rootfs.tar"
         subprocess.run(["tar", "-C", str(root), "-cf", str(tarball), "."], check=True)
         repo, version = tag.split(":")
@@ -44,4 +62,3 @@ def build_base(client: docker.DockerClient, workdir: Path, namespace: str = "ord
         tarball.unlink()
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    return tag

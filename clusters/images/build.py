@@ -3,6 +3,7 @@ with nothing changed does nothing."""
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
@@ -14,6 +15,7 @@ import docker
 
 from clusters.images import artifacts, fabric_build
 from clusters.images.base import build_base
+from ground.cache import cache_dir, exclusive
 
 IMAGES_DIR = Path(__file__).resolve().parent
 ORDERER_DIR = IMAGES_DIR.parent / "orderer"
@@ -55,6 +57,19 @@ def _build(client: docker.DockerClient, repository: str, base: str, recipe: Path
     tag = f"{repository}:{artifacts.digest(base, *_files_digest(recipe), *key)}"
     if client.images.list(name=tag):
         return tag
+    with exclusive(_lock_file(tag), f"the image {tag}"):
+        if not client.images.list(name=tag):  # another process may have built it meanwhile
+            _build_context(client, tag, base, recipe, extra)
+    _drop_stale_tags(client, repository, keep=tag)
+    return tag
+
+
+def _lock_file(tag: str) -> Path:
+    """One lock per image tag, so that two runs needing the same image build it once."""
+    return cache_dir() / "locks" / (tag.replace("/", "_").replace(":", "@") + ".lock")
+
+
+def _build_context(client: docker.DockerClient, tag: str, base: str, recipe: Path, extra: dict[str, Path]) -> None:
     with tempfile.TemporaryDirectory(prefix="ordeal-build-") as ctx:
         ctx_path = Path(ctx)
         shutil.copytree(recipe, ctx_path, dirs_exist_ok=True)
@@ -65,12 +80,13 @@ def _build(client: docker.DockerClient, repository: str, base: str, recipe: Path
             else:
                 shutil.copy2(src, dst)
         client.images.build(path=ctx, tag=tag, buildargs={"BASE": base}, rm=True, forcerm=True, network_mode="none")
-    _drop_stale_tags(client, repository, keep=tag)
-    return tag
 
 
 def _drop_stale_tags(client: docker.DockerClient, repository: str, keep: str) -> None:
-    """Images of older inputs are dead cache; remove them unless a container still uses them."""
+    """Images of older inputs are dead cache; remove them unless a container still uses them,
+    or a scratch build beside the real one asks to keep them (ORDEAL_KEEP_IMAGES, `make newest`)."""
+    if os.environ.get("ORDEAL_KEEP_IMAGES"):
+        return
     for image in client.images.list(name=repository):
         for old in image.tags:
             if old != keep and old.startswith(repository + ":"):

