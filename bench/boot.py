@@ -19,7 +19,7 @@ import docker
 
 from clusters.cluster import Cluster
 from clusters.images.build import build_all
-from clusters.variant import Variant, load_variant
+from ground.variant import Variant, load_variant
 from ground.cache import cache_dir
 
 

@@ -46,7 +46,7 @@ history (no Parquet copy) by `ordeal check` in that warm server, which has check
 small histories (or none, with `--small 0`), then of a second copy of it (hard-linked,
 no Parquet copy): the server has then checked a large history too.
 `--txn` also checks a transactional history (format 2, kafka-txn's shape:
-checkers.synthetic.generate_txn_history) of each size, after the plain one.
+checkers.sample_histories.generate_txn_history) of each size, after the plain one.
 
 Usage: .venv/bin/python bench/checks.py [--sizes 1000000,10000000] [--cold 3] [--repeat 1] [--txn] [--small 3000]
        [--batch 20] [--server] [--compare CHECKOUT]
@@ -67,7 +67,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from checkers.synthetic import generate_history, generate_txn_history
+from checkers.sample_histories import generate_history, generate_txn_history
 from reference import Speed  # bench/reference.py: the scripts run with bench/ first on their path
 
 GENERATORS = {"plain": generate_history, "txn": generate_txn_history}
@@ -275,7 +275,7 @@ class Server:
         self.used = False  # whether it has checked anything yet (then warm)
 
     def command(self, *paths: Path) -> list[str]:
-        return [sys.executable, "-m", "harness.cli", "check", "--spark-master", self.master, *map(str, paths)]
+        return [sys.executable, "-m", "cli.main", "check", "--spark-master", self.master, *map(str, paths)]
 
     def cpu_seconds(self) -> float:
         """User + system CPU seconds so far of the server and its descendants (0 if none runs)."""
@@ -353,7 +353,7 @@ def _small(args: argparse.Namespace, speed: Speed, servers: list[Server]) -> Non
     each figure by each side in turn (--compare), each side with its own server and copies."""
     n = args.small
     runs = {server.side.name: _small_runs(args, server.side) for server in servers}
-    own = [sys.executable, "-m", "harness.cli", "check", "--spark-master", args.spark_master]
+    own = [sys.executable, "-m", "cli.main", "check", "--spark-master", args.spark_master]
 
     def in_own_process(server: Server) -> Callable[[Path], tuple]:
         return lambda r: _timed([*own, str(r)], dict(server.env, ORDEAL_CHECK_SERVER_IDLE="0"), cwd=server.side.top)

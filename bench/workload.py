@@ -29,7 +29,7 @@ from confluent_kafka import Producer
 
 from clusters.cluster import Cluster
 from clusters.health import QUIET
-from clusters.variant import ClientSettings, load_variant
+from ground.variant import ClientSettings, load_variant
 from ground.generator import Context
 from ground.op import completion, invoke
 from ground.workload import Workload

@@ -17,7 +17,7 @@ from pathlib import Path
 from checkers.check import check_history
 from checkers.runtime.class_archive import LARGE_TRAINING_OPS, PID_LINE, TRAINING_OPS, archive_path, prune, used
 from checkers.runtime.session import jvm_options, spark_session
-from checkers.synthetic import generate_history, generate_txn_history
+from checkers.sample_histories import generate_history, generate_txn_history
 from ground.cache import cache_dir
 from ground.run_files import HISTORY
 

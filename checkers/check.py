@@ -36,7 +36,8 @@ from checkers.ingest.history import HISTORY, History, HistoryError, Tables, hist
 from checkers.registry import CHECKS
 from checkers.runtime.session import SessionOnDemand, SparkUnavailable, fit_to_input, small_file
 from checkers.verdict import checker_valid, overall_valid
-from ground.run_files import RESULTS_JSON, RUN_JSON
+from ground.run_record import RunFileError, RunRecord
+from ground.run_files import RESULTS_JSON
 
 MAX_EXAMPLES = 10
 MAX_EVIDENCE = 1000
@@ -57,27 +58,16 @@ class RunInfo:
 
 
 def read_run_info(run_dir: Path) -> RunInfo:
-    """Variant, scenario and producer idempotence from run.json in `run_dir`, if there is one."""
+    """Variant, scenario, producer idempotence and the availability promise, from run.json in
+    `run_dir` (ground/run_record.py), if there is one."""
     try:
-        raw = json.loads((run_dir / RUN_JSON).read_text())
-    except FileNotFoundError:
+        record = RunRecord.read(run_dir)
+    except RunFileError as exc:
+        raise HistoryError(f"unreadable run file: {exc}") from None
+    if record is None:
         return RunInfo()
-    except (OSError, ValueError) as exc:
-        raise HistoryError(f"{run_dir / RUN_JSON}: unreadable run file ({exc})") from None
-    if not isinstance(raw, dict):
-        raise HistoryError(f"{run_dir / RUN_JSON}: not a JSON object")
-
-    def name(key: str) -> str | None:
-        part = raw.get(key)
-        return part.get("name") if isinstance(part, dict) else None
-
-    variant = raw.get("variant") if isinstance(raw.get("variant"), dict) else {}
-    producer = variant.get("producer") if isinstance(variant.get("producer"), dict) else {}
-    scenario = name("scenario")
-    promised = variant.get("available") if isinstance(variant.get("available"), dict) else {}
-    return RunInfo(variant=name("variant"), scenario=scenario,
-                   idempotent=bool(producer.get("enable_idempotence", False)),
-                   available=promised.get(scenario, False) is True)
+    return RunInfo(variant=record.variant_name, scenario=record.scenario_name, idempotent=record.idempotent,
+                   available=record.available)
 
 
 def results_dir(path: Path, out_dir: Path | None = None) -> Path:

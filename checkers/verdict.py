@@ -16,45 +16,20 @@ from __future__ import annotations
 
 from typing import Literal
 
+from ground.anomalies import INFORMATIONAL, KAFKA, LIVENESS, MAKES_UNKNOWN, NODES, ORDERING, fails
+
 Valid = bool | Literal["unknown"]
 UNKNOWN: Literal["unknown"] = "unknown"
 
-KAFKA = ("lost-write", "inconsistent-offsets", "duplicate", "realtime-order", "nonmonotonic-poll",
-         "poll-skip", "nonmonotonic-send", "aborted-read", "unseen",
-         # consumer groups (checkers.consumer_groups)
-         "group-rewind", "group-skip", "unprocessed-input",
-         # transactions (history format 2: checkers.txn, checkers.txn_cycles)
-         "torn-txn", "precommitted-read", "int-nonmonotonic-send", "int-poll-skip", "int-nonmonotonic-poll",
-         "G0", "G1c", "G0-realtime", "G1c-realtime")
-ORDERING = ("block-fork", "broken-chain", "lost-tx", "duplicate-tx", "lagging-osn",
-            # config updates (checkers.ordering)
-            "config-not-alone", "batch-overflow")
-NODES = ("node-crash",)
-LIVENESS = ("unavailable-partition", "halted-channel", "hang")
-
-_DUPLICATES = frozenset({"duplicate", "duplicate-tx"})
-_MAKES_UNKNOWN = frozenset({"lagging-osn"})
-INFORMATIONAL = frozenset({"unseen", "unprocessed-input"})
-# Dependency cycles between txns: Kafka promises atomic, read_committed transactions, not a
-# serializable order across partitions, so no configuration here can be held to them.
-_CYCLES = frozenset({"G0", "G1c", "G0-realtime", "G1c-realtime"})
-
-
-def fails(anomaly: str, idempotent: bool, available: bool = False) -> bool:
-    """Whether one occurrence of `anomaly` makes its checker invalid: duplicates where the
-    producer is idempotent, the liveness anomalies where availability was promised."""
-    if anomaly in _DUPLICATES:
-        return idempotent
-    if anomaly in LIVENESS:
-        return available
-    return anomaly not in _MAKES_UNKNOWN | INFORMATIONAL | _CYCLES
+# The anomalies, their families and effects have one home: ground/anomalies.py.
+__all__ = ["KAFKA", "ORDERING", "NODES", "LIVENESS", "INFORMATIONAL", "fails", "checker_valid", "overall_valid"]
 
 
 def checker_valid(found: set[str], unknown_reasons: list[str], idempotent: bool, available: bool = False) -> Valid:
     """One checker's verdict from the anomaly names it found and why it could not judge."""
     if any(fails(a, idempotent, available) for a in found):
         return False
-    if unknown_reasons or found & _MAKES_UNKNOWN:
+    if unknown_reasons or found & MAKES_UNKNOWN:
         return UNKNOWN
     return True
 

@@ -94,9 +94,9 @@ if [ "$(cat "$root/.venv/.ordeal-stamp" 2>/dev/null)" != "$stamp" ]; then
   echo "$stamp" >"$root/.venv/.ordeal-stamp"
 fi
 
-# 4. Fabric's own .proto files, compiled into clusters/orderer/wire (used by the client and the OSN image).
+# 4. Fabric's own .proto files, compiled into osn/wire (used by the client and the OSN image).
 step "compiling Fabric's .proto files if they changed" "" "$cache/protos.log" \
-  "$root/.venv/bin/python" -m clusters.orderer.protos.generate --if-stale
+  "$root/.venv/bin/python" -m clusters.images.protos --if-stale
 
 # 5. Artifacts and images (each rebuilt only when its inputs change).
 step "building the node images where their inputs changed" "3-6 min" "$cache/images.log" \

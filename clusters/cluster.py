@@ -32,7 +32,7 @@ from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE,
 from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import CONTROLLER_OFFSET, KAFKA_OFFSET, TOXIPROXY_OFFSET, ZK_OFFSET, candidate_subnets, host_ip
-from clusters.variant import Variant, parse_variant
+from ground.variant import Variant, parse_variant
 from ground.cache import cache_dir
 from ground.recovery import OSN_NOT_SERVING
 
@@ -108,12 +108,12 @@ class Cluster:
     def osn_addresses(self) -> dict[str, str]:
         return {n.name: f"{n.ip}:{OSN_PORT}" for n in self.osns}
 
-    def client_identity(self):  # -> clusters.orderer.identity.Identity
+    def client_identity(self):  # -> fabric.identity.Identity
         """Whom ordering clients sign as: the client org's user on Fabric's orderer, a plain
         creator name on the model."""
         return self.ordering.client_identity(self)
 
-    def config_admin(self):  # -> clusters.orderer.identity.Identity | None
+    def config_admin(self):  # -> fabric.identity.Identity | None
         """Who signs channel config updates (None where the ordering service takes none)."""
         return self.ordering.config_admin(self)
 

@@ -28,15 +28,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from clusters.fabric.material import SYSTEM_CHANNEL
+from ground.cluster_view import ClusterView, NodeView
+from fabric.material import SYSTEM_CHANNEL
 from clusters.node_config import OSN_PORT
-from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
-from clusters.orderer.config_update import config_update_envelope, consensus_of, consensus_update
-from clusters.orderer.envelopes import label_nonce
-from clusters.orderer.wire.common import configtx_pb2
-from clusters.orderer.wire.orderer import configuration_pb2
-from clusters.orderer.wire.orderer.etcdraft import configuration_pb2 as etcdraft_pb2
-from clusters.raft_leaders import first_leaders
+from fabric.client import DeliverFailed, OsnClient, OsnUnreachable, block_summary
+from fabric.config_update import config_update_envelope, consensus_of, consensus_update
+from fabric.envelopes import label_nonce
+from osn.wire.common import configtx_pb2
+from osn.wire.orderer import configuration_pb2
+from osn.wire.orderer.etcdraft import configuration_pb2 as etcdraft_pb2
+from fabric.raft_leaders import first_leaders
 
 MAINTENANCE = configuration_pb2.ConsensusType.STATE_MAINTENANCE
 NORMAL = configuration_pb2.ConsensusType.STATE_NORMAL
@@ -55,7 +56,7 @@ class MigrationFailed(RuntimeError):
 
 @dataclass
 class Migration:
-    cluster: Any
+    cluster: ClusterView
     record: Callable[[dict], Any]
     kafka_stop: Literal["after-orderers", "with-orderers"] = "after-orderers"
     # Called before each step with its name, and with STARTED_AS_RAFT during restart-as-raft,
@@ -102,7 +103,7 @@ class Migration:
     def _client(self) -> OsnClient:
         return OsnClient(self.admin)
 
-    def _address(self, node: Any) -> str:
+    def _address(self, node: NodeView) -> str:
         return self.cluster.osn_addresses()[node.name]
 
     def _config(self, client: OsnClient, channel: str) -> configtx_pb2.Config:
@@ -160,7 +161,7 @@ class Migration:
                     raise MigrationFailed(f"{node.name} never delivered the config block {label} of {channel}")
                 time.sleep(0.5)
 
-    def _holds(self, client: OsnClient, node: Any, channel: str, label: str) -> bool:
+    def _holds(self, client: OsnClient, node: NodeView, channel: str, label: str) -> bool:
         return label in block_summary(client.config_block(self._address(node), channel))["txs"]
 
     def _raft_metadata(self) -> bytes:
@@ -199,7 +200,7 @@ class Migration:
         return {"broadcast": str(status), "deliver": read}
 
     # -- stops and starts ------------------------------------------------------------
-    def _kafka_nodes(self) -> list[Any]:
+    def _kafka_nodes(self) -> list[NodeView]:
         return [*self.cluster.brokers, *self.cluster.zookeepers, *self.cluster.controllers]
 
     def _stop_and_restart_kafka_then_orderers(self) -> dict:

@@ -125,7 +125,7 @@ class Node:
         crash leaves nothing a start would not prune. Answers what was there, for the history.
 
         Read-only mounts are not the node's disk and stay: on Fabric's orderer that is the
-        run's material (MSP and genesis block, clusters/fabric/material_volume.py), so an
+        run's material (MSP and genesis block, fabric/material_volume.py), so an
         orderer loses its ledger alone, as when its ledger disk is swapped. Emptying the
         MSP too would be another fault: an orderer that cannot start at all.
         """
@@ -173,6 +173,21 @@ class Node:
             return Path(f"/proc/{pid}/root{path}").read_bytes()
         except OSError:
             return None
+
+    def exit_state(self) -> dict[str, Any] | None:
+        """Docker's State of the container (Status, ExitCode, OOMKilled, FinishedAt, ...), asked
+        through the container's own client, so bound by its timeout; None once the container
+        is gone (removed: no crash, but the run's cluster is lost)."""
+        try:
+            return self.container.client.api.inspect_container(self.container.id)["State"]
+        except docker.errors.NotFound:
+            return None
+
+    def log_tail(self, lines: int) -> list[str]:
+        """The last `lines` lines of the container's log (stdout and stderr), as text."""
+        raw = self.container.client.api.logs(self.container.id, stdout=True, stderr=True, tail=lines)
+        text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
+        return text.splitlines()[-lines:]
 
     def logs(self) -> bytes:
         return self.container.logs(stdout=True, stderr=True)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from clusters.variant import Variant
+from ground.variant import Variant
 
 CLIENT_PORT, BROKER_PORT, CLUSTER_PORT, CONTROLLER_PORT = 9092, 9093, 9094, 9095
 CONTROLLER_ID_BASE = 100
@@ -53,8 +53,8 @@ ZOOKEEPER_JAVA_OPTS = "-Xms128m -Xmx128m -XX:+UseSerialGC -XX:+ExitOnOutOfMemory
 
 
 def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
-    """The OSN's config file (clusters/orderer/settings.py), from the variant."""
-    from clusters.orderer.settings import OsnSettings
+    """The OSN's config file (osn/settings.py), from the variant."""
+    from osn.settings import OsnSettings
 
     o, k, p = variant.orderer, variant.kafka, variant.producer
     return OsnSettings.model_validate({
@@ -76,9 +76,9 @@ def osn_json(variant: Variant, name: str, broker_ips: list[str]) -> str:
 
 def _model_tls(tls: str, name: str) -> dict | None:
     """The model's settings.tls: the same files Fabric's orderer reads, where the material
-    volume is mounted (paths from clusters.fabric.material, their one home)."""
-    from clusters.fabric.material import Material
-    from clusters.fabric.material_volume import MOUNT
+    volume is mounted (paths from fabric.material, their one home)."""
+    from fabric.material import Material
+    from fabric.material_volume import MOUNT
 
     if tls == "off":
         return None
@@ -90,8 +90,8 @@ def _model_tls(tls: str, name: str) -> dict | None:
 
 def _model_kafka_tls(name: str) -> dict:
     """The model's settings.kafka_tls: its TLS key pair, and the brokers' TLS CA."""
-    from clusters.fabric.material import Material
-    from clusters.fabric.material_volume import MOUNT
+    from fabric.material import Material
+    from fabric.material_volume import MOUNT
 
     made = Material(Path(MOUNT))
     return {"certificate": str(made.orderer_tls(name) / "server.crt"),
@@ -102,8 +102,8 @@ def _cluster_listener_tls(broker: str) -> dict[str, str | int | bool]:
     """The CLUSTER listener's TLS (the orderers' path to Kafka, orderer.kafka_tls): the broker's
     keystore and the orderers' TLS CA from the run's material volume, mounted where the
     orderers mount it; a client without a certificate from that CA is refused."""
-    from clusters.fabric.material import KEYSTORE_PASSWORD, Material
-    from clusters.fabric.material_volume import MOUNT
+    from fabric.material import KEYSTORE_PASSWORD, Material
+    from fabric.material_volume import MOUNT
 
     made, prefix = Material(Path(MOUNT)), "listener.name.cluster."
     return {

@@ -20,22 +20,22 @@ import docker
 
 from clusters import labels as L
 from clusters.errors import ClusterError
-from clusters.fabric import material, material_volume
-from clusters.fabric.material import CLIENT_MSP
+from fabric import material, material_volume
+from fabric.material import CLIENT_MSP
 from clusters.health import osn_healthy
 from clusters.images.fabric_build import fabric_tools
 from clusters.node import Node
 from clusters.node_config import CLUSTER_PORT, OSN_PORT, osn_json
-from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
-from clusters.orderer.config_update import sign_channel_creation
-from clusters.orderer.identity import Identity, MspIdentity, NamedIdentity
-from clusters.orderer.tls import ClientTls
-from clusters.orderer.wire.common import common_pb2
+from fabric.client import DeliverFailed, OsnClient, OsnUnreachable
+from fabric.config_update import sign_channel_creation
+from fabric.identity import Identity, MspIdentity, NamedIdentity
+from fabric.tls import ClientTls
+from osn.wire.common import common_pb2
 from clusters.subnet import KAFKA_OFFSET, OSN_OFFSET, host_ip
 
 if TYPE_CHECKING:
     from clusters.images.build import ImageTags
-    from clusters.variant import Variant
+    from ground.variant import Variant
 
 
 class Cluster(Protocol):
@@ -114,7 +114,7 @@ def _broker_mounts(cluster: Cluster, volume: str | None) -> list[Any]:
 
 
 class ModelOrderers:
-    """ordeal's model (clusters/orderer/): each OSN creates its channels' topics itself and
+    """ordeal's model (osn/): each OSN creates its channels' topics itself and
     reports on GET /healthz once every chain has started. Under the variant's `tls` it serves
     TLS from cryptogen's material, as Fabric's orderers do, in a volume mounted the same way."""
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ground.cluster_view import ClusterView
 from ground.op import Op
 
 
 class Client(Protocol):
-    def open(self, cluster: Any, process: int) -> "Client":
+    def open(self, cluster: ClusterView, process: int) -> "Client":
         """A client bound to `cluster` (None for workloads that need none) for one process."""
 
     def invoke(self, op: Op) -> Op:

@@ -1,5 +1,5 @@
 """A mistake the user can fix, as opposed to a bug of ordeal's: the command line prints its
-message as one line and exits 2 (harness/cli.py), whichever part raised it."""
+message as one line and exits 2 (cli/main.py), whichever part raised it."""
 from __future__ import annotations
 
 

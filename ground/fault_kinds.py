@@ -20,7 +20,7 @@ FAULT_KINDS = (
     # the same with one broker's disk loss in the mix (scenarios/random-disk.toml)
     "random", "random-disk",
 )
-# The fault kinds that are schedules of the other kinds' faults (harness/random_schedule.py),
+# The fault kinds that are schedules of the other kinds' faults (harness/schedules/random_faults.py),
 # not a fault of their own: no fault of the registry bears their name.
 SCHEDULE_KINDS = ("random", "random-disk")
 # Fault kinds that need nodes of one metadata mode: ZooKeeper's ensemble, or KRaft's

@@ -11,13 +11,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from ground.cluster_view import ClusterView
 from ground.op import Op
 
 
 class Nemesis(Protocol):
     needs_cluster: bool  # False only for faults that touch nothing (noop)
 
-    def setup(self, cluster: Any) -> None:
+    def setup(self, cluster: ClusterView) -> None:
         """Bind to the cluster (None when no cluster runs) before the first op."""
 
     def invoke(self, op: Op) -> Op:

@@ -29,6 +29,6 @@ class Workload:
     setup: Callable[[Any], None] | None = None
 
 
-# factory(options, variant) -> Workload; `variant` is the clusters.variant.Variant of the run
+# factory(options, variant) -> Workload; `variant` is the ground.variant.Variant of the run
 # or None. Bad options raise ValueError (or a pydantic ValidationError): one line for the user.
 WorkloadFactory = Callable[[dict[str, Any], Any], Workload]

@@ -33,6 +33,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from ground.cluster_view import NodeView
 from ground.op import INFO, NEMESIS, Op
 
 log = logging.getLogger("ordeal.crash_watch")
@@ -46,28 +47,13 @@ STOP_WAIT = 5.0  # seconds stop() waits for a look in progress
 State = dict[str, Any]
 
 
-def docker_state(node: Any) -> State | None:
-    """Docker's State of the node's container (Status, ExitCode, OOMKilled, FinishedAt, ...),
-    through the container's own client (bound by that client's timeout); None when the
-    container is gone (removed: no crash, but the run's cluster is lost), {} when the node
-    has none."""
-    import docker
-
-    container = getattr(node, "container", None)
-    if container is None:
-        return {}  # nothing to look at
-    try:
-        return container.client.api.inspect_container(container.id)["State"]
-    except docker.errors.NotFound:
-        return None
+def exit_state(node: NodeView) -> State | None:
+    return node.exit_state()
 
 
-def docker_log_tail(node: Any, lines: int = LOG_LINES) -> list[str]:
-    """The last `lines` lines of the node's container log (stdout and stderr), as text."""
-    container = node.container
-    raw = container.client.api.logs(container.id, stdout=True, stderr=True, tail=lines)
-    text = raw.decode("utf-8", errors="replace") if isinstance(raw, bytes) else str(raw)
-    return [line[:LINE_CHARS] for line in text.splitlines()[-lines:]]
+def log_tail(node: NodeView, lines: int = LOG_LINES) -> list[str]:
+    """The last `lines` lines of the node's log, each cut at LINE_CHARS."""
+    return [line[:LINE_CHARS] for line in node.log_tail(lines)]
 
 
 class CrashWatch:
@@ -79,16 +65,16 @@ class CrashWatch:
     where its ops would time out against nothing until the end of its duration).
     """
 
-    def __init__(self, nodes: Callable[[], Iterable[Any]], record: Callable[[Op], Any], *,
+    def __init__(self, nodes: Callable[[], Iterable[NodeView]], record: Callable[[Op], Any], *,
                  interval: float | None = None, baseline: bool = False,
-                 inspect: Callable[[Any], State | None] | None = None,
-                 tail: Callable[[Any, int], list[str]] | None = None, log_lines: int = LOG_LINES,
+                 inspect: Callable[[NodeView], State | None] | None = None,
+                 tail: Callable[[NodeView, int], list[str]] | None = None, log_lines: int = LOG_LINES,
                  on_gone: Callable[[str], None] | None = None):
         self._nodes = nodes
         self._record = record
         self.interval = INTERVAL if interval is None else interval
-        self._inspect = inspect or docker_state
-        self._tail = tail or docker_log_tail
+        self._inspect = inspect or exit_state
+        self._tail = tail or log_tail
         self._log_lines = log_lines
         self._on_gone = on_gone
         self.gone: str | None = None  # the first node found removed
@@ -147,7 +133,7 @@ class CrashWatch:
                     found.append(op)
         return found
 
-    def _check(self, node: Any, record: bool) -> Op | None:
+    def _check(self, node: NodeView, record: bool) -> Op | None:
         name = str(getattr(node, "name", node))
         if getattr(node, "expected_down", False):
             return None

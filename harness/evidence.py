@@ -11,6 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from ground.cluster_view import ClusterView
+
 EVIDENCE = "evidence"
 SAID = "partitions.txt"
 
@@ -29,12 +31,12 @@ def anomaly_partitions(results: dict[str, Any]) -> set[tuple[str, int]]:
     return found
 
 
-def keep_partition_files(cluster: Any, results: dict[str, Any] | None, run_dir: Path) -> str | None:
+def keep_partition_files(cluster: ClusterView | None, results: dict[str, Any] | None, run_dir: Path) -> str | None:
     """Copy the anomalies' partitions from every broker of `cluster` into run_dir/evidence/;
-    one line for the suite's or hunt's log, or None when there was nothing to keep. Never
-    raises: the verdict stands without it."""
+    one line for the suite's or hunt's log, or None when there was nothing to keep (or no
+    cluster). Never raises: the verdict stands without it."""
     partitions = anomaly_partitions(results or {})
-    brokers = list(getattr(cluster, "brokers", None) or [])
+    brokers = list(cluster.brokers) if cluster is not None else []
     if not partitions or not brokers:
         return None
     dest = run_dir / EVIDENCE

@@ -10,13 +10,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ground.generator import (AnyOf, Concat, FaultSchedule, Generator, Mix, Phases, Seq, Sleep, Source, Stagger,
+from ground.generator import (AnyOf, Concat, Generator, Mix, Phases, Seq, Sleep, Source, Stagger,
                               Tag, TimeLimit, clients, derive_rng, nemesis)
 from ground.nemesis_protocol import Nemesis
 from ground.op import CLIENT_CRASH
 from ground.validation_message import one_line
 from ground.workload import Workload
-from harness.random_schedule import RandomSchedule, Request, plan_schedule
+from harness.schedules.one_at_a_time import FaultSchedule
+from harness.schedules.random_faults import RandomSchedule, Request, plan_schedule
 from harness.scenario import Scenario, ScenarioError
 from nemesis.registry import fault_factory, fault_names
 from workloads.registry import workload_factory, workload_names
@@ -29,10 +30,10 @@ AWAIT_RECOVERY = "await-recovery"  # then, if the scenario asks, it waits for th
 class Plan:
     scenario: Scenario  # with its seed filled in
     source: str
-    variant: Any  # clusters.variant.Variant, or None when nothing needs a cluster
+    variant: Any  # ground.variant.Variant, or None when nothing needs a cluster
     workloads: dict[str, Workload]
     nemeses: dict[str, Nemesis]
-    client: Any = None  # clusters.variant.ClientSettings the workloads use (the scenario's or the variant's)
+    client: Any = None  # ground.variant.ClientSettings the workloads use (the scenario's or the variant's)
 
     @property
     def seed(self) -> int:
@@ -96,7 +97,7 @@ class Plan:
 
 
 def _load_variant(name: str, source: str) -> Any:
-    from clusters.variant import VariantError, load_variant
+    from ground.variant import VariantError, load_variant
 
     try:
         return load_variant(name)
@@ -110,7 +111,7 @@ def _with_client(variant: Any, client: dict[str, Any] | None, source: str) -> An
         if client is not None:
             raise ScenarioError(f"scenario {source}: client: a client needs a variant to run against")
         return variant
-    from clusters.variant import ClientSettings
+    from ground.variant import ClientSettings
 
     try:
         settings = ClientSettings.model_validate(client)

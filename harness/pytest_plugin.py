@@ -91,7 +91,7 @@ def cluster_pool(request: pytest.FixtureRequest) -> Iterator[ClusterPool]:
 
 @pytest.fixture(scope="session")
 def cluster(request: pytest.FixtureRequest, cluster_pool: ClusterPool) -> Any:
-    from clusters.variant import VariantError, load_variant
+    from ground.variant import VariantError, load_variant
 
     name = request.config.getoption("--variant") or DEFAULT_VARIANT
     try:

@@ -19,14 +19,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from checkers.faults import faults_missed
+from ground.cluster_view import ClusterView
 from ground.client_gate import ClientGate
 from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from ground.generator import Context, Pending, Phases
 from ground.nemesis_protocol import NoTarget
 from ground.op import INFO, NEMESIS, Op
 from ground.recovery import OSN_GRACE, OSN_NOT_SERVING
-from ground.run_files import HISTORY, LOGS, RESULTS_JSON, RUN_JSON, SCENARIO_JSON
+from ground.run_files import HISTORY, LOGS, SCENARIO_JSON
+from ground.run_record import EXIT_NOT_CHECKED, CheckResults, RunRecord, exit_code_of, verdict_of
 from harness.crash_watch import CrashWatch
 from harness.history import Recorder
 from harness.plan import AWAIT_RECOVERY, HEAL_ALL, Plan
@@ -69,10 +70,6 @@ class Status:
     active_faults: tuple[str, ...]
 
 
-# Exit statuses of a run (README, "The two commands"): never 0 unless the checkers said valid.
-EXIT_VALID, EXIT_INVALID, EXIT_USAGE, EXIT_UNKNOWN, EXIT_NOT_CHECKED = 0, 1, 2, 3, 4
-
-
 @dataclass
 class RunResult:
     run_dir: Path
@@ -98,18 +95,12 @@ class RunResult:
             return 128 + self.signal
         if not self.checked:
             return EXIT_NOT_CHECKED
-        if self.valid is True:
-            return EXIT_VALID
-        if self.valid is False:
-            return EXIT_INVALID
-        return EXIT_UNKNOWN
+        return exit_code_of(self.verdict)
 
     @property
     def verdict(self) -> str:
         """valid, invalid or unknown (also when not checked, or when the check failed)."""
-        if self.valid is True:
-            return "valid"
-        return "invalid" if self.valid is False else "unknown"
+        return verdict_of(self.valid)
 
     @property
     def faults(self) -> dict[str, Any]:
@@ -127,7 +118,7 @@ class RunResult:
 
 
 class Runner:
-    def __init__(self, plan: Plan, store_dir: Path, *, cluster: Any = None, keep_cluster: bool = False,
+    def __init__(self, plan: Plan, store_dir: Path, *, cluster: ClusterView | None = None, keep_cluster: bool = False,
                  check: bool = True, on_status: Callable[[Status], None] | None = None,
                  handle_signals: bool = True):
         self.plan = plan
@@ -191,12 +182,13 @@ class Runner:
         self.run_dir = run_dir = create_run_dir(self.store_dir, plan.scenario.name, started)
         result = RunResult(run_dir)
         scenario = plan.scenario.model_dump(mode="json")
-        run_json = {"scenario": scenario, "source": plan.source,
-                    "variant": plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
-                    "client": _kafka_client(plan), "seed": plan.seed,
-                    "started": started.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+        # run.json is written twice: now, and once the run has ended and been checked
+        # (_final_record). A run killed in between leaves the first, which says what ran.
+        record = RunRecord(scenario=scenario, source=plan.source,
+                           variant=plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
+                           client=_kafka_client(plan), seed=plan.seed, started=_utc(started))
         write_json(run_dir / SCENARIO_JSON, scenario)
-        write_json(run_dir / RUN_JSON, run_json)
+        record.write(run_dir)
 
         previous = self._install_signal_handlers()
         try:
@@ -209,14 +201,14 @@ class Runner:
                 self._acquire_cluster()
             except Interrupted as exc:
                 result.signal = exc.signum
+                record.signal = exc.signum
+                self._final_record(record, run_dir)
                 return result
             finally:
                 self._booting = False
-            if self.cluster is not None and hasattr(self.cluster, "run"):
-                run_json["cluster"] = self.cluster.run
-                describe = getattr(self.cluster, "orderer_description", None)
-                run_json["orderer"] = describe() if describe else None
-                write_json(run_dir / RUN_JSON, run_json)
+            if self.cluster is not None:
+                record.cluster = self.cluster.run
+                record.orderer = self.cluster.orderer_description()
             self.recorder = Recorder(run_dir / HISTORY)
             # latest points at runs with a history only: not at one stopped while booting.
             point_latest(self.store_dir, run_dir)
@@ -249,25 +241,33 @@ class Runner:
         if self._signal is not None or (self._stop.is_set() and self._gone is None):
             result.signal = self._signal or signal.SIGTERM
         # How the run ended, for reports: an interrupted history is complete only up to the stop.
-        run_json.update(finished=datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ"),
-                        completions=result.counts, signal=result.signal,
-                        crashed=f"{self._crash.__class__.__name__}: {self._crash}" if self._crash else None)
-        write_json(run_dir / RUN_JSON, run_json)
+        record.finished = _utc(datetime.now(timezone.utc))
+        record.completions, record.signal = result.counts, result.signal
+        record.crashed = f"{self._crash.__class__.__name__}: {self._crash}" if self._crash else None
+        record.lost = lost
         if self._crash is not None:
+            self._final_record(record, run_dir)
             raise self._crash
         if lost:
-            run_json.update(lost=lost)
-            write_json(run_dir / RUN_JSON, run_json)
+            self._final_record(record, run_dir)
             raise ClusterLost(f"cluster lost: {lost}; no verdict (history in {result.history})")
         if result.signal:
+            self._final_record(record, run_dir)
             return result
         result.checked = self.check
         if self.check:
             self._phase = "check"
             self._report_status()
-            self._check(result, run_json)
+            self._check(result, record)
+        else:
+            self._final_record(record, run_dir)
         self._phase = "done"
         return result
+
+    @staticmethod
+    def _final_record(record: RunRecord, run_dir: Path) -> None:
+        """run.json's second and last write: how the run ended (and its check, if any)."""
+        record.write(run_dir)
 
     def _boot_heartbeat(self) -> None:
         """Status while the cluster boots, as the main phase reports it, so a first boot
@@ -297,7 +297,7 @@ class Runner:
         Only for runs that boot or use a cluster and check in the shared local server."""
         if not (self.check and self.plan.needs_cluster):
             return
-        from harness.check_cli import server_idle, spark_remote
+        from checkers.runtime.settings import server_idle, spark_remote
 
         try:
             idle = server_idle()
@@ -341,11 +341,10 @@ class Runner:
 
     def _cluster_lost(self) -> str | None:
         """Whether something other than this run removed (part of) its cluster."""
-        probe = getattr(self.cluster, "lost", None)
-        if probe is None:
+        if self.cluster is None:
             return None
         try:
-            return probe()
+            return self.cluster.lost()
         except Exception as exc:  # noqa: BLE001 - the Docker engine itself is gone
             return f"the Docker engine does not answer ({exc.__class__.__name__})"
 
@@ -357,10 +356,9 @@ class Runner:
             if self._owned and not self.keep_cluster:
                 cluster.down(logs_dir=logs)
             else:
-                for node in getattr(cluster, "nodes", []):
+                for node in cluster.nodes:
                     node.save_logs(logs)
-                if hasattr(cluster, "release"):
-                    cluster.release()
+                cluster.release()
         except Exception as exc:  # noqa: BLE001 - the history is already safe
             result.notes.append(f"teardown: {exc.__class__.__name__}: {exc}")
 
@@ -370,9 +368,9 @@ class Runner:
         from the first recorded op to the last final read. On a reused cluster, nodes
         already down are an earlier run's business."""
         cluster = self.cluster
-        if cluster is None or not getattr(cluster, "nodes", None):
+        if cluster is None or not cluster.nodes:
             return
-        self._crash_watch = CrashWatch(lambda: list(getattr(cluster, "nodes", [])),
+        self._crash_watch = CrashWatch(lambda: list(cluster.nodes),
                                        lambda op: self._record_nemesis(op, None),
                                        baseline=not self._owned, on_gone=self._on_node_gone).start()
 
@@ -585,9 +583,9 @@ class Runner:
         (it reloads every log after an unclean stop), and until its replicas are back in sync
         a coordinator whose log partition fell below min.insync.replicas cannot end a txn.
         Final reads begun before that can only end incomplete, and their partitions unjudged."""
-        probe = getattr(self.cluster, "recovery_gaps", None)
-        if probe is None:
+        if self.cluster is None:
             return
+        probe = self.cluster.recovery_gaps
         began = time.monotonic()
         only_osns_since: float | None = None
         self._awaiting_recovery = True
@@ -619,29 +617,28 @@ class Runner:
         self._record_nemesis(op, None)
 
     # -- plug-ins ---------------------------------------------------------------
-    def _check(self, result: RunResult, run_json: dict[str, Any]) -> None:
-        """Check the history and write the report. A check that raises or cannot run gives
-        no verdict: the run is unknown (exit 3) with the reason in result.check_error and in
-        run.json's "check"; the history stays where it is. A report that fails is a note."""
+    def _check(self, result: RunResult, record: RunRecord) -> None:
+        """Check the history, write run.json for the last time, then the report (which reads
+        both). A check that raises or cannot run gives no verdict: the run is unknown (exit 3)
+        with the reason in result.check_error and in run.json's "check"; the history stays
+        where it is. A report that fails is a note."""
         run_dir = result.run_dir
         variant = self.plan.variant
         idempotent = variant.producer.enable_idempotence if variant is not None else None
         try:
             from checkers.check import check_run
-            from harness.check_cli import server_idle, spark_remote
+            from checkers.runtime.settings import server_idle, spark_remote
 
             results = check_run(result.history, out_dir=run_dir, idempotent=idempotent, remote=spark_remote(),
                                 server_idle=server_idle(), note=result.notes.append)
         except Exception as exc:  # noqa: BLE001 - any failure of the check is a check that did not happen
             result.check_error = f"{exc.__class__.__name__}: {exc}".splitlines()[0]
-            run_json["check"] = {"error": result.check_error}
-            write_json(run_dir / RUN_JSON, run_json)
+            record.check = {"error": result.check_error}
+            self._final_record(record, run_dir)
             return
         result.results, result.valid = results, results.get("valid", "unknown")
-        nemesis = self.plan.scenario.nemesis
-        result.faults_missed = faults_missed(nemesis.faults, nemesis.may_find_no_target, result.faults)
-        if not (run_dir / RESULTS_JSON).exists():
-            write_json(run_dir / RESULTS_JSON, results)
+        result.faults_missed = CheckResults.model_validate(results).faults_missed(record)
+        self._final_record(record, run_dir)
         try:
             from reports.report import write_report
 
@@ -657,3 +654,7 @@ def _kafka_client(plan: Plan) -> dict[str, str] | None:
     from workloads.kafka_clients import KafkaClient
 
     return KafkaClient.of(plan.variant.model_copy(update={"client": plan.client})).describe()
+
+
+def _utc(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")

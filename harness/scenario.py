@@ -39,7 +39,7 @@ class NemesisSpec(_Strict):
     schedule: Literal["one-at-a-time", "in-order", "random"] = Field(
         "one-at-a-time", description="one-at-a-time: start a fault, stop it, start the next; in-order: the same, the "
                                      "faults in the order listed (then from the first again); random: faults that "
-                                     "overlap, drawn anew each period, with quiet between (harness.random_schedule)")
+                                     "overlap, drawn anew each period, with quiet between (harness.schedules.random_faults)")
     interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and "
                                                             "between faults (random: between requests, on average)")
     period: float = Field(30.0, gt=0, le=DAY, description="random: seconds each draw of faults lasts")

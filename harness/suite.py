@@ -81,19 +81,18 @@ class Outcome:
     seconds: float = 0.0
     skipped: str = ""  # why the cell was not run
     error: str = ""  # why the run did not produce a verdict
-    faults_missed: str = ""  # why the run cannot count as under its scenario's faults (checkers.faults)
+    faults_missed: str = ""  # why the run cannot count as under its scenario's faults (ground.fault_outcome)
 
     @property
     def met(self) -> bool | None:
         """True / False for a decided run; None when skipped, failed or undecided. A verdict
         the variant allows is undecided when no fault of the scenario took effect: the run
         says nothing about the faults it was for (a verdict it forbids stays UNEXPECTED)."""
-        from ground.expectations import meets
+        from ground.run_record import met
 
         if self.verdict is None:
             return None
-        met = meets(self.expected, self.verdict)
-        return None if met and self.faults_missed else met
+        return met(self.expected, self.verdict, self.faults_missed or None)
 
     @property
     def fault_note(self) -> str:

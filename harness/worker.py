@@ -23,6 +23,7 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from typing import Any
 
+from ground.cluster_view import ClusterView
 from ground.client import Client, starts_async
 from ground.op import CLIENT_CRASH, FAIL, INFO, Op, completion, indeterminate, invoke
 from ground.workload import Workload
@@ -77,7 +78,7 @@ class ClientWorker:
     the caller thread its calls run on, and its ops open asynchronously (at most in_flight,
     each on a lane process of its own; on_done(type) is called when one completes)."""
 
-    def __init__(self, thread: int, *, recorder: Recorder, workloads: dict[str, Workload], cluster: Any,
+    def __init__(self, thread: int, *, recorder: Recorder, workloads: dict[str, Workload], cluster: ClusterView,
                  concurrency: int, op_timeout: float, stop: threading.Event, in_flight: int = 1,
                  on_done: Callable[[str], None] | None = None):
         self.thread = thread

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import random
 import time
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ground.cluster_view import ClusterView, NodeView
 from clusters.health import admin_client
 from ground.op import Op
 from nemesis import topologies
@@ -47,7 +47,7 @@ class FencingOptions(BaseModel):
         return target
 
 
-def listed_brokers(cluster: Any, asked: Any, timeout: float = 5.0) -> set[str] | None:
+def listed_brokers(cluster: ClusterView, asked: NodeView, timeout: float = 5.0) -> set[str] | None:
     """The brokers `asked` lists in its metadata now (KRaft lists only unfenced ones); None
     if it does not answer. A Metadata request goes to the one broker the client knows (a
     DescribeCluster would go to whichever broker the metadata names as "controller")."""
@@ -59,7 +59,7 @@ def listed_brokers(cluster: Any, asked: Any, timeout: float = 5.0) -> set[str] |
     return {f"kafka{i}" for i in meta.brokers}
 
 
-def seen_fenced(cluster: Any, broker: str) -> tuple[bool, list[str]]:
+def seen_fenced(cluster: ClusterView, broker: str) -> tuple[bool, list[str]]:
     """Whether every other running broker that answers leaves `broker` out (and at least one
     answers); and which answered."""
     views = {}

@@ -36,6 +36,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ground.cluster_view import NodeView
 from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import NoTarget, PartitionState, channel_topics, controller, data_partitions, partition_state
@@ -179,7 +180,7 @@ class DiskLoss(Fault):
             time.sleep(1.0)
         return None
 
-    def _serves(self, node: Any) -> bool:
+    def _serves(self, node: NodeView) -> bool:
         if node.role == "kafka":
             return self._broker_back(node)
         if node.role == "osn":
@@ -188,7 +189,7 @@ class DiskLoss(Fault):
             return self.cluster.controller() is not None
         return True
 
-    def _broker_back(self, node: Any) -> bool:
+    def _broker_back(self, node: NodeView) -> bool:
         """The broker's new process answers (asked alone: the killed process's registration
         outlives it by a ZooKeeper session, so the cluster lists a wiped broker before it has
         even started) and is back in the ISR of every partition it replicates: only then is

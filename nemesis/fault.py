@@ -13,6 +13,7 @@ import random
 from collections.abc import Callable
 from typing import Any
 
+from ground.cluster_view import ClusterView
 from ground.op import Op
 
 
@@ -33,12 +34,12 @@ class Fault:
     def __init__(self, seed: int = 0):
         self.seed = seed
         self.rng = random.Random(f"{self.name}/{seed}")
-        self.cluster: Any = None
+        self.cluster: ClusterView | None = None
         # Records one nemesis op at once, from any thread; None until bound.
         self.record: Callable[[Op], Any] | None = None
 
     # -- harness protocol ---------------------------------------------------------
-    def setup(self, cluster: Any) -> None:
+    def setup(self, cluster: ClusterView) -> None:
         self.cluster = cluster
 
     def bind_recorder(self, record: Callable[[Op], Any]) -> None:

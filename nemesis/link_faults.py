@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from toxiproxy.server import Toxiproxy
 
+from ground.cluster_view import ClusterView
 from clusters.cluster import TOXIPROXY_API_PORT
 from ground.op import Op
 from nemesis.fault import Fault, op
@@ -44,14 +45,14 @@ def toxic_attributes(kind: Kind, o: LinkFaultOptions) -> dict[str, int]:
     return {"timeout": o.timeout_ms}
 
 
-def toxiproxy_server(cluster: Any) -> Toxiproxy:
+def toxiproxy_server(cluster: ClusterView) -> Toxiproxy:
     # toxiproxy-python keeps the server address in class attributes (one server per process).
     server = Toxiproxy()
     server.update_api_consumer(cluster.toxiproxy.ip, TOXIPROXY_API_PORT)
     return server
 
 
-def add_toxic(cluster: Any, broker: str, kind: Kind, o: LinkFaultOptions) -> dict[str, Any]:
+def add_toxic(cluster: ClusterView, broker: str, kind: Kind, o: LinkFaultOptions) -> dict[str, Any]:
     proxy = toxiproxy_server(cluster).get_proxy(broker)
     if proxy is None:
         raise RuntimeError(f"toxiproxy has no proxy {broker}")
@@ -61,7 +62,7 @@ def add_toxic(cluster: Any, broker: str, kind: Kind, o: LinkFaultOptions) -> dic
     return attributes
 
 
-def remove_toxics(cluster: Any) -> list[str]:
+def remove_toxics(cluster: ClusterView) -> list[str]:
     """Every toxic of every proxy removed and every proxy enabled (toxiproxy's /reset);
     answers the toxics that were there."""
     server = toxiproxy_server(cluster)

@@ -49,6 +49,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ground.cluster_view import NodeView
 from clusters.node_config import OSN_OPERATIONS_PORT
 from ground.op import Op
 from nemesis import topologies
@@ -195,7 +196,7 @@ class KafkaLossProbed(Fault):
         self._threads = []
         return stuck
 
-    def _watch(self, node: Any, halt: threading.Event, deadline: float) -> None:
+    def _watch(self, node: NodeView, halt: threading.Event, deadline: float) -> None:
         """One node's prober until `halt` or `deadline`: a probe every interval; a restart
         after failure_threshold failures in a row; the end when the node turns out to have
         exited by itself."""
@@ -221,7 +222,7 @@ class KafkaLossProbed(Fault):
         except Exception:  # noqa: BLE001 - a probe thread must not take the run down
             log.exception("liveness probe of %s failed", node.name)
 
-    def _restart(self, node: Any, failures: int) -> bool:
+    def _restart(self, node: NodeView, failures: int) -> bool:
         """Restart `node` as the kubelet would, unless it is down and the prober did not
         kill it (it exited by itself: left alone). Answers whether to keep probing it."""
         name = node.name
@@ -250,7 +251,7 @@ class KafkaLossProbed(Fault):
             for key, n in counts.items():
                 stats[key] += n
 
-    def _act(self, verb: str, node: Any, **detail: Any) -> bool:
+    def _act(self, verb: str, node: NodeView, **detail: Any) -> bool:
         value = {"nodes": [node.name], "by": BY, **detail}
         try:
             getattr(node, verb)()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ground.cluster_view import ClusterView
 from ground.op import Op
 
 
@@ -16,7 +17,7 @@ class NoopNemesis:
             raise ValueError(f"noop takes no options (got {', '.join(sorted(options))})")
         self.active = False
 
-    def setup(self, cluster: Any) -> None:
+    def setup(self, cluster: ClusterView) -> None:
         pass
 
     def invoke(self, op: Op) -> Op:

@@ -17,6 +17,7 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict
 
+from ground.cluster_view import ClusterView
 from clusters import namespace
 from clusters.node_config import BROKER_PORT, CONTROLLER_PORT, OSN_PORT, ZK_CLIENT_PORT
 from ground.op import Op
@@ -53,7 +54,7 @@ HEAL_SCRIPT = f"{IPT} -F {CHAIN} 2>/dev/null || true\n"
 class Firewall:
     """Applies and heals partitions on one cluster's nodes."""
 
-    def __init__(self, cluster: Any):
+    def __init__(self, cluster: ClusterView):
         self.cluster = cluster
 
     def members(self) -> list[Any]:

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from ground.cluster_view import NodeView
 from ground.op import Op
 from nemesis.fault import Fault, op
 from nemesis.targets import ROLE_PICKS, TargetSpec, resolve, roles_hit
@@ -27,7 +28,7 @@ class ProcessOptions(BaseModel):
     seed: int = 0
 
 
-def _down(node: Any) -> bool:
+def _down(node: NodeView) -> bool:
     return node.state in ("exited", "created", "dead")
 
 

@@ -3,7 +3,7 @@
 One entry per fault, with the shape it is made from; nothing registers itself on import.
 The fault kinds variants state expectations for (ground/fault_kinds.py) are among these
 names; the rest are shapes for scenarios that name them, parts of the mixes and the
-compound faults of random schedules (harness/random_schedule.py).
+compound faults of random schedules (harness/schedules/random_faults.py).
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from nemesis.partition import partition_fault
 from nemesis.process_faults import process_fault
 from nemesis.rebalance_storm import NAME as REBALANCE_STORM
 from nemesis.rebalance_storm import RebalanceStorm, StormOptions
-from nemesis.schedule import GROUP_MIXED_DEFAULT, TXN_MIXED_DEFAULT, Mixed, MixedOptions
+from nemesis.mixed import GROUP_MIXED_DEFAULT, TXN_MIXED_DEFAULT, Mixed, MixedOptions
 from nemesis.targeted_loss import TargetedIsrShrink, TargetedLossOptions
 from nemesis.unclean_toggle import UncleanOptions, UncleanToggle
 
@@ -89,7 +89,7 @@ FAULTS: dict[str, FaultFactory] = {
     KAFKA_LOSS_PROBED: lambda options: KafkaLossProbed(LivenessOptions.model_validate(options)),
     # Fabric's orderers migrated from Kafka to Raft as the guide says (nemesis/migration.py).
     "kafka-to-raft": lambda options: KafkaToRaft(MigrationOptions.model_validate(options)),
-    # Mixes: a seeded pick among other faults per start (nemesis/schedule.py).
+    # Mixes: a seeded pick among other faults per start (nemesis/mixed.py).
     "mixed": _mixed("mixed", {}),
     "txn-mixed": _mixed("txn-mixed", {"faults": TXN_MIXED_DEFAULT}),
     "group-mixed": _mixed("group-mixed", {"faults": GROUP_MIXED_DEFAULT}),

@@ -13,7 +13,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.fabric.material import SYSTEM_CHANNEL
+from ground.cluster_view import ClusterView
+from fabric.material import SYSTEM_CHANNEL
 from clusters.health import admin_client
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.nemesis_protocol import NoTarget
@@ -84,7 +85,7 @@ def coordinator_partition(key: str, partitions: int) -> int:
     return (0 if h == -2**31 else abs(h)) % partitions
 
 
-def coordinator(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[str, dict[str, Any]]:
+def coordinator(cluster: ClusterView, spec: TargetSpec, rng: random.Random) -> tuple[str, dict[str, Any]]:
     """The broker coordinating a transactional.id or a consumer group now: the leader of its
     partition of the internal topic, read from live metadata."""
     txn = spec.pick == "txn-coordinator"
@@ -145,7 +146,7 @@ def broker_name(broker_id: int) -> str:
     return f"kafka{broker_id}"
 
 
-def user_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, int]]:
+def user_partitions(cluster: ClusterView, topic: str | None = None) -> list[tuple[str, int]]:
     """(topic, partition) of every non-internal topic (or of `topic`), from live metadata."""
     admin = admin_client(cluster.bootstrap_servers())
     meta = admin.list_topics(topic, timeout=10)
@@ -153,7 +154,7 @@ def user_partitions(cluster: Any, topic: str | None = None) -> list[tuple[str, i
                   for p in t.partitions)
 
 
-def partition_state(cluster: Any, topic: str, partition: int = 0, via: str | None = None) -> PartitionState:
+def partition_state(cluster: ClusterView, topic: str, partition: int = 0, via: str | None = None) -> PartitionState:
     """The partition as the metadata says. `via` names the one broker whose answer counts:
     a broker cut from the controller keeps the ISR it last heard of. Bootstrapping a client
     to `via` alone is not enough, for librdkafka sends a metadata request to any broker it
@@ -179,7 +180,7 @@ def partition_state(cluster: Any, topic: str, partition: int = 0, via: str | Non
     return _state(topic, partition, part)
 
 
-def partition_states(cluster: Any) -> dict[tuple[str, int], PartitionState]:
+def partition_states(cluster: ClusterView) -> dict[tuple[str, int], PartitionState]:
     """Every partition's state from one metadata answer (any broker's: a choice among many
     partitions, where one broker's older view of one of them costs nothing but the pick)."""
     meta = admin_client(cluster.bootstrap_servers()).list_topics(timeout=10)
@@ -192,7 +193,7 @@ def _state(topic: str, partition: int, part: Any) -> PartitionState:
                           [broker_name(r) for r in part.replicas], [broker_name(r) for r in part.isrs])
 
 
-def high_watermark(cluster: Any, topic: str, partition: int, via: str) -> int | None:
+def high_watermark(cluster: ClusterView, topic: str, partition: int, via: str) -> int | None:
     """The partition's high watermark as the broker `via` (its leader) answers it: the end
     of what the current ISR holds, so what acks=all may have acknowledged. None when the
     broker does not answer."""
@@ -207,7 +208,7 @@ def high_watermark(cluster: Any, topic: str, partition: int, via: str) -> int | 
         return None
 
 
-def hold_committing(cluster: Any, state: PartitionState, hold: float, records: int, timeout: float) -> int | None:
+def hold_committing(cluster: ClusterView, state: PartitionState, hold: float, records: int, timeout: float) -> int | None:
     """Hold a shrunk ISR so that it commits something to lose: at least `hold` seconds, and
     on until the leader's high watermark has advanced by `records` (at most `timeout`
     seconds in all). Seconds alone leave it to the clients' luck: a writer stuck on another
@@ -226,7 +227,7 @@ def hold_committing(cluster: Any, state: PartitionState, hold: float, records: i
         time.sleep(0.5)
 
 
-def data_partitions(cluster: Any, topic: str | None = None, exclude: tuple[str, ...] = ()) -> list[tuple[str, int]]:
+def data_partitions(cluster: ClusterView, topic: str | None = None, exclude: tuple[str, ...] = ()) -> list[tuple[str, int]]:
     """The partitions a fault may pick: those of `topic`, or where none is named every user
     partition but those of the topics in `exclude` and of Fabric's system channel, which
     carries no workload's data (a loss there is seen by no check: a targeted sequence that
@@ -236,7 +237,7 @@ def data_partitions(cluster: Any, topic: str | None = None, exclude: tuple[str, 
     return [(t, p) for t, p in user_partitions(cluster) if t != SYSTEM_CHANNEL and t not in exclude]
 
 
-def channel_topics(cluster: Any) -> tuple[str, ...]:
+def channel_topics(cluster: ClusterView) -> tuple[str, ...]:
     """The topics of the ordering service's channels (topic = channel id), which a fault
     built to lose acknowledged writes leaves alone unless named: where a channel's partition
     loses records its OSNs had consumed, each OSN's next fetch is out of range, which halts
@@ -248,7 +249,7 @@ def channel_topics(cluster: Any) -> tuple[str, ...]:
     return tuple(variant.orderer.channels) if variant.cluster.osns else ()
 
 
-def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
+def choose_partition(cluster: ClusterView, rng: random.Random, topic: str | None = None,
                      partition: int | None = None, exclude: tuple[str, ...] = (),
                      fit: Callable[[PartitionState], bool] | None = None) -> tuple[str, int]:
     """The partition named, or one picked at random among data_partitions; where `fit` is
@@ -268,10 +269,10 @@ def choose_partition(cluster: Any, rng: random.Random, topic: str | None = None,
     return rng.choice(candidates)
 
 
-def raft_leader_of(cluster: Any, channel: str) -> str:
+def raft_leader_of(cluster: ClusterView, channel: str) -> str:
     """The orderer leading `channel`'s Raft cluster now, by the orderers' own logs
-    (clusters/raft_leaders.py); NoTarget on a Kafka-based network or without a leader."""
-    from clusters.raft_leaders import raft_leader
+    (fabric/raft_leaders.py); NoTarget on a Kafka-based network or without a leader."""
+    from fabric.raft_leaders import raft_leader
 
     logs = {n.name: n.container.logs(tail=20000).decode(errors="replace") for n in cluster.osns}
     leader = raft_leader(logs, channel)
@@ -280,7 +281,7 @@ def raft_leader_of(cluster: Any, channel: str) -> str:
     return leader
 
 
-def controller(cluster: Any) -> str:
+def controller(cluster: ClusterView) -> str:
     """The controller broker (ZooKeeper mode) or the active controller (KRaft), by name."""
     node = cluster.controller()
     if node is None:
@@ -288,7 +289,7 @@ def controller(cluster: Any) -> str:
     return node.name
 
 
-def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[str], dict[str, Any]]:
+def resolve(cluster: ClusterView, spec: TargetSpec, rng: random.Random) -> tuple[list[str], dict[str, Any]]:
     """The node names `spec` designates now, and what the op should say about why."""
     detail: dict[str, Any] = {"pick": spec.pick}
     if spec.pick == "controller":
@@ -325,7 +326,7 @@ def resolve(cluster: Any, spec: TargetSpec, rng: random.Random) -> tuple[list[st
     return sorted(rng.sample(live, min(count, len(live)))), detail
 
 
-def elect_unclean(cluster: Any, partitions: list[tuple[str, int]], timeout: float = 15.0) -> dict[str, str]:
+def elect_unclean(cluster: ClusterView, partitions: list[tuple[str, int]], timeout: float = 15.0) -> dict[str, str]:
     """Admin electLeaders(UNCLEAN) for `partitions`, as an operator of a KRaft cluster does
     for a partition already leaderless when unclean election is switched on (the
     controller only revisits those every unclean.leader.election.interval.ms). Answers, per
@@ -346,7 +347,7 @@ def elect_unclean(cluster: Any, partitions: list[tuple[str, int]], timeout: floa
             for tp, err in results.items()}
 
 
-def leaderless(cluster: Any, topics: list[str]) -> list[tuple[str, int]]:
+def leaderless(cluster: ClusterView, topics: list[str]) -> list[tuple[str, int]]:
     """(topic, partition) of `topics` with no leader in the metadata now."""
     admin = admin_client(cluster.bootstrap_servers())
     found = []

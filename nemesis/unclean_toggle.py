@@ -24,11 +24,11 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource, ResourceType
 from pydantic import BaseModel, ConfigDict, Field
 
+from ground.cluster_view import ClusterView
 from clusters.health import admin_client
 from ground.op import Op
 from nemesis.fault import Fault, op
@@ -67,7 +67,7 @@ def _calls(names: list[str]) -> list[list[str]]:
     return [[b] for b in brokers] + ([topics] if topics else [])
 
 
-def read(cluster: Any, names: list[str]) -> dict[str, Setting]:
+def read(cluster: ClusterView, names: list[str]) -> dict[str, Setting]:
     """The key as each resource (broker node name or topic) reports it now."""
     admin = admin_client(cluster.bootstrap_servers())
     found: dict[str, Setting] = {}
@@ -81,7 +81,7 @@ def read(cluster: Any, names: list[str]) -> dict[str, Setting]:
     return found
 
 
-def write(cluster: Any, changes: dict[str, bool | None]) -> dict[str, str]:
+def write(cluster: ClusterView, changes: dict[str, bool | None]) -> dict[str, str]:
     """Set the key on each resource, or (None) delete its own value so it inherits again;
     answers the resources that refused, with the error."""
     admin = admin_client(cluster.bootstrap_servers())
@@ -106,7 +106,7 @@ def write(cluster: Any, changes: dict[str, bool | None]) -> dict[str, str]:
     return failed
 
 
-def read_settled(cluster: Any, wanted: dict[str, Setting], timeout: float = 15.0) -> dict[str, Setting]:
+def read_settled(cluster: ClusterView, wanted: dict[str, Setting], timeout: float = 15.0) -> dict[str, Setting]:
     """Read back until each resource shows the wanted setting (value and whether it is its
     own), or the timeout ends. A broker applies a dynamic change when ZooKeeper's change
     notification reaches it, and until then a describe can already show the new source with

@@ -6,79 +6,16 @@ run's history.jsonl, or the one its results.json names (a history checked elsewh
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from checkers.faults import faults_missed
-from checkers.verdict import INFORMATIONAL, KAFKA, LIVENESS, NODES, ORDERING, fails
-from ground.expectations import meets
-from ground.run_files import HISTORY, RESULTS_JSON, RUN_JSON
-
-# Which checker owns which anomaly, and which fail a verdict: the checkers' own rules.
-KAFKA_ANOMALIES = KAFKA
-ORDERING_ANOMALIES = ORDERING
-NODE_ANOMALIES = NODES
-LIVENESS_ANOMALIES = LIVENESS
-
-ANOMALY_MEANINGS = {
-    "lost-write": "a send acknowledged at an offset whose value is missing from the final read of that partition",
-    "inconsistent-offsets": "two different values seen at the same (partition, offset), by acks or by reads",
-    "duplicate": "one sent value at more than one offset (allowed unless the producer is idempotent)",
-    "realtime-order": "send A completed before send B was invoked, same partition, but offset(B) < offset(A)",
-    "nonmonotonic-poll": "a consumer's next poll returned an offset not after the last one, with no seek between",
-    "poll-skip": "a consumer's consecutive polls jumped over offsets that hold values in the final read",
-    "nonmonotonic-send": "a process's later send to a partition landed at or before its earlier one",
-    "aborted-read": "a send that completed fail, or of a txn that completed fail (aborted), was seen by a "
-                    "(read_committed) read",
-    "unseen": "acknowledged but never read by any poll (informational)",
-    "group-rewind": "a consumer group assigned a partition at a position below its last acknowledged commit "
-                    "there (a commit was lost)",
-    "group-skip": "a consumer group assigned a partition at a position no commit explains",
-    "unprocessed-input": "records a committed txn committed the group past that no committed txn polled "
-                         "(informational: the consumer did not seek back after an abort)",
-    "torn-txn": "the final reads hold some but not all sends of a committed or indeterminate txn",
-    "precommitted-read": "a txn's poll returned a value the same txn sent (sends are invisible until their txn commits)",
-    "int-nonmonotonic-send": "within one txn, a later send to a partition landed at or before an earlier one",
-    "int-poll-skip": "within one txn, a consumer's records of a partition jumped over offsets the final read holds",
-    "int-nonmonotonic-poll": "within one txn, a consumer's next record of a partition was not after the last one",
-    "G0": "a cycle of write-write dependencies between txns (allowed: Kafka promises no serializable order)",
-    "G1c": "a cycle of write-write and write-read dependencies between txns (allowed: Kafka promises no "
-           "serializable order)",
-    "G0-realtime": "a write-write cycle closed by realtime order between txns (allowed: Kafka promises no "
-                   "strict serializability)",
-    "G1c-realtime": "a write-write / write-read cycle closed by realtime order between txns (allowed: Kafka "
-                    "promises no strict serializability)",
-    "block-fork": "two OSNs hold different blocks (header hash) at the same number",
-    "broken-chain": "previous_hash or data_hash does not match",
-    "lost-tx": "Broadcast answered SUCCESS, yet the tx is in no block of any OSN after recovery",
-    "duplicate-tx": "one tx id in more than one place of the chain (allowed unless idempotence is promised)",
-    "config-not-alone": "an acknowledged channel config update shares its block with another tx (Fabric orders it alone)",
-    "batch-overflow": "a block cut after a config update holds more txs than the MaxMessageCount it set",
-    "lagging-osn": "an OSN did not catch up after recovery (makes the verdict unknown, not false)",
-    "node-crash": "a node exited while no fault had stopped it (a panic, an assertion, an OOM), "
-                  "with its exit code and last log lines",
-    "unavailable-partition": "no final read of a partition completed ok: it never served again after the faults "
-                             "(fails only where the variant promises availability under the fault)",
-    "halted-channel": "a channel's final Deliver from an OSN never completed and its chain refused a strict read: "
-                      "halted for good (fails only where availability is promised)",
-    "hang": "after the final heal, client ops were invoked and none completed ok (fails only where availability "
-            "is promised)",
-}
-
+from ground.anomalies import BY_NAME, KAFKA, LIVENESS, NODES, ORDERING, effect_on, meaning
+from ground.run_files import HISTORY, RESULTS_JSON
+from ground.run_record import CheckResults, RunFileError, RunRecord, met, verdict_of
 
 class RunDirError(ValueError):
     """The directory cannot be reported on (it does not exist, or holds no history)."""
-
-
-def verdict_of(valid: Any) -> str:
-    """Jepsen's three-valued verdict as one word: valid, invalid or unknown."""
-    if valid is True:
-        return "valid"
-    if valid is False:
-        return "invalid"
-    return "unknown"
 
 
 @dataclass(frozen=True)
@@ -92,29 +29,32 @@ class Anomaly:
 
     @property
     def family(self) -> str:
-        if self.name in ORDERING_ANOMALIES:
-            return "ordering"
-        if self.name in KAFKA_ANOMALIES:
-            return "kafka"
-        if self.name in NODE_ANOMALIES:
-            return "nodes"
-        if self.name in LIVENESS_ANOMALIES:
-            return "liveness"
-        return "other"
+        """The checker's family (format 2's transactions are the kafka checker's); other if unnamed."""
+        known = BY_NAME.get(self.name)
+        return "other" if known is None else "kafka" if known.family == "txn" else known.family
 
     @property
     def meaning(self) -> str:
-        return ANOMALY_MEANINGS.get(self.name, "not described in docs/anomalies.md")
+        return meaning(self.name)
 
 
 @dataclass
 class RunFiles:
-    """The parsed run.json and results.json of one run, with what was missing or unreadable."""
+    """The run.json and results.json of one run (ground/run_record.py's models, and as plain
+    data for the templates), with what was missing or unreadable."""
 
     path: Path
-    run: dict[str, Any] = field(default_factory=dict)
-    results: dict[str, Any] = field(default_factory=dict)
+    record: RunRecord = field(default_factory=RunRecord)
+    checked: CheckResults | None = None
     problems: list[str] = field(default_factory=list)
+
+    @property
+    def run(self) -> dict[str, Any]:
+        return self.record.model_dump(mode="json", exclude_none=True)
+
+    @property
+    def results(self) -> dict[str, Any]:
+        return self.checked.model_dump(mode="json", exclude_none=True) if self.checked is not None else {}
 
     @property
     def history(self) -> Path:
@@ -133,9 +73,7 @@ class RunFiles:
 
     @property
     def verdict(self) -> str:
-        if not self.results:
-            return "unknown"
-        return verdict_of(self.results.get("valid"))
+        return self.checked.verdict if self.checked is not None else verdict_of(None)
 
     @property
     def variant(self) -> dict[str, Any]:
@@ -168,7 +106,7 @@ class RunFiles:
         raw = self.results.get("anomalies")
         if not isinstance(raw, dict):
             return []
-        order = {name: i for i, name in enumerate(KAFKA_ANOMALIES + ORDERING_ANOMALIES + NODE_ANOMALIES + LIVENESS_ANOMALIES)}
+        order = {name: i for i, name in enumerate(KAFKA + ORDERING + NODES + LIVENESS)}
         found = []
         for name, body in raw.items():
             body = body if isinstance(body, dict) else {}
@@ -188,21 +126,15 @@ class RunFiles:
     @property
     def expectation(self) -> str | None:
         """What the variant states for this scenario ("valid", "invalid", "invalid-possible"), if it says."""
-        expect = self.variant.get("expect")
-        if not isinstance(expect, dict):
-            return None
-        stated = expect.get(self.scenario_name)
-        return str(stated) if stated is not None else None
+        return self.record.expectation
 
     @property
     def as_expected(self) -> bool | None:
-        """Whether the verdict is one the variant allows under this scenario; None when either
-        is unknown, or when an allowed verdict was reached without any fault taking effect
-        (undecided: the run says nothing of the faults it was for)."""
+        """Whether the verdict is one the variant allows under this scenario (ground.run_record.met);
+        None when either is unknown."""
         if self.expectation is None:
             return None
-        met = meets(self.expectation, self.verdict)
-        return None if met and self.faults_missed else met
+        return met(self.expectation, self.verdict, self.faults_missed)
 
     @property
     def faults(self) -> dict[str, Any]:
@@ -214,29 +146,20 @@ class RunFiles:
     def faults_missed(self) -> str | None:
         """Why this run cannot count as under its scenario's faults (none took effect), or
         None; None also when run.json does not say which faults the scenario named."""
-        nemesis = self.scenario.get("nemesis")
-        if not isinstance(nemesis, dict) or not isinstance(nemesis.get("faults"), list) or not self.results:
-            return None
-        return faults_missed([str(f) for f in nemesis["faults"]], nemesis.get("may_find_no_target") is True,
-                             self.results.get("faults"))
+        return self.checked.faults_missed(self.record) if self.checked is not None else None
 
     @property
     def idempotent(self) -> bool:
         """Whether duplicates fail the verdict: results.json's say, else the variant's producer."""
-        if isinstance(self.results.get("idempotent"), bool):
-            return self.results["idempotent"]
-        producer = self.variant.get("producer")
-        return bool(producer.get("enable_idempotence")) if isinstance(producer, dict) else False
+        if self.checked is not None and self.checked.idempotent is not None:
+            return self.checked.idempotent
+        return self.record.idempotent
 
     def effect(self, anomaly: Anomaly) -> str:
         """What an anomaly does to this run's verdict, by the checkers' rule (checkers/verdict.py):
         fails, allowed (duplicates without idempotence), informational (unseen, unprocessed-input) or
         unknown (lagging-osn)."""
-        if anomaly.name in INFORMATIONAL:
-            return "informational"
-        if anomaly.name == "lagging-osn":
-            return "unknown"
-        return "fails" if fails(anomaly.name, self.idempotent, self.results.get("available") is True) else "allowed"
+        return effect_on(anomaly.name, self.idempotent, self.results.get("available") is True)
 
     @property
     def unknown(self) -> list[str]:
@@ -266,19 +189,15 @@ def _is_int(x: Any) -> bool:
     return isinstance(x, str) and x.strip().lstrip("-").isdigit()
 
 
-def _read_json(path: Path, problems: list[str]) -> dict[str, Any]:
-    if not path.is_file():
-        problems.append(f"{path.name} is missing")
-        return {}
+def _read(model, path: Path, problems: list[str]):
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        problems.append(f"{path.name} is unreadable ({exc.__class__.__name__})")
-        return {}
-    if not isinstance(data, dict):
-        problems.append(f"{path.name} is not a JSON object")
-        return {}
-    return data
+        found = model.read(path)
+    except RunFileError as exc:
+        problems.append(f"{model.FILE} is unreadable ({str(exc).rsplit(': ', 1)[-1]})")
+        return None
+    if found is None:
+        problems.append(f"{model.FILE} is missing")
+    return found
 
 
 def load_run(path: Path, need_history: bool = True) -> RunFiles:
@@ -287,9 +206,9 @@ def load_run(path: Path, need_history: bool = True) -> RunFiles:
     if not path.is_dir():
         raise RunDirError(f"{path} is not a directory")
     problems: list[str] = []
-    run = _read_json(path / RUN_JSON, problems)
-    results = _read_json(path / RESULTS_JSON, problems)
-    files = RunFiles(path=path, run=run, results=results, problems=problems)
+    record = _read(RunRecord, path, problems) or RunRecord()
+    checked = _read(CheckResults, path, problems)
+    files = RunFiles(path=path, record=record, checked=checked, problems=problems)
     if not files.has_history:
         if need_history:
             named = f", nor does its {RESULTS_JSON} name one that exists" if files.results.get("history") else ""

@@ -1,8 +1,11 @@
-"""What tests share: waiting on a condition instead of sleeping."""
+"""What tests share: waiting on a condition instead of sleeping (`until`), and one fake
+cluster and node that implement the contract of ground/cluster_view.py, for tests of the
+parts above the cluster that must not need Docker."""
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -21,3 +24,188 @@ def until(predicate: Callable[[], Any], timeout: float, step: float = 0.05, what
         if time.monotonic() > deadline:
             raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what or predicate}")
         time.sleep(step)
+
+
+class FakeNode:
+    """A node that implements ground.cluster_view.NodeView in memory: its verbs change its
+    state and are listed in `calls`; `crash()` is an exit no verb caused. Tests needing more
+    override what they use."""
+
+    def __init__(self, name: str, role: str = "kafka", ip: str = "10.0.0.2", state: str = "running",
+                 expected_down: bool = False):
+        self.name, self.role, self.ip, self.state, self.expected_down = name, role, ip, state, expected_down
+        self.calls: list[str] = []
+
+    def __repr__(self) -> str:
+        return f"FakeNode({self.name!r}, {self.role!r}, state={self.state!r})"
+
+    @property
+    def node_id(self) -> int:
+        return int("".join(ch for ch in self.name if ch.isdigit()) or 0)
+
+    @property
+    def pid(self) -> int:
+        return 4242 if self.alive() else 0
+
+    def alive(self) -> bool:
+        return self.state in ("running", "paused")
+
+    def _verb(self, verb: str) -> None:
+        self.calls.append(verb)
+
+    def start(self) -> None:
+        self._verb("start")
+        self.state, self.expected_down = "running", False
+
+    def kill(self) -> None:
+        self._verb("kill")
+        if self.alive():
+            self.expected_down = True
+        self.state = "exited"
+
+    def stop(self, clean_shutdown: bool = True) -> None:
+        self._verb("stop")
+        if self.alive():
+            self.expected_down = True
+        self.state = "exited"
+
+    def pause(self) -> None:
+        self._verb("pause")
+        if self.state == "running":
+            self.state = "paused"
+
+    def resume(self) -> None:
+        self._verb("resume")
+        if self.state == "paused":
+            self.state = "running"
+
+    def crash(self) -> None:
+        """The process exits by itself: no verb, expected_down stays as it was."""
+        self.state = "exited"
+
+    def lose_disk(self) -> dict[str, Any]:
+        self._verb("lose_disk")
+        return {}
+
+    def read_file(self, path: str) -> bytes | None:
+        return None
+
+    def exit_state(self) -> dict[str, Any] | None:
+        return {"Status": self.state, "ExitCode": 0, "OOMKilled": False, "FinishedAt": "0001-01-01T00:00:00Z"}
+
+    def log_tail(self, lines: int) -> list[str]:
+        return []
+
+    def save_logs(self, directory: Path) -> Path:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{self.name}.log"
+        path.write_text("log\n")
+        return path
+
+
+class FakeCluster:
+    """A cluster that implements ground.cluster_view.ClusterView in memory, whole and healthy
+    unless a test says otherwise. `nodes` default to one ZooKeeper, `brokers` brokers and
+    `osns` OSNs; what the runner asked of it is kept (`downs`, `releases`)."""
+
+    kraft = False
+
+    def __init__(self, nodes: list[FakeNode] | None = None, *, variant: Any = None, run: str = "fake-1",
+                 brokers: int = 3, osns: int = 0):
+        if nodes is None:
+            specs = [("zk1", "zookeeper")] + [(f"kafka{i}", "kafka") for i in range(1, brokers + 1)] \
+                + [(f"osn{i}", "osn") for i in range(1, osns + 1)]
+            nodes = [FakeNode(name, role, f"10.0.0.{i}") for i, (name, role) in enumerate(specs, start=2)]
+        self.nodes = nodes
+        self.variant = variant
+        self.run = run
+        self.downs: list[Path | None] = []
+        self.releases = 0
+
+    def by_role(self, role: str) -> list[FakeNode]:
+        return [n for n in self.nodes if n.role == role]
+
+    @property
+    def zookeepers(self) -> list[FakeNode]:
+        return self.by_role("zookeeper")
+
+    @property
+    def controllers(self) -> list[FakeNode]:
+        return self.by_role("controller")
+
+    @property
+    def brokers(self) -> list[FakeNode]:
+        return self.by_role("kafka")
+
+    @property
+    def osns(self) -> list[FakeNode]:
+        return self.by_role("osn")
+
+    def node(self, name: str) -> FakeNode:
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)
+
+    def bootstrap_servers(self) -> str:
+        return ",".join(f"{b.ip}:9092" for b in self.brokers)
+
+    def proxy_address(self, broker: FakeNode) -> str:
+        return f"{broker.ip}:9092"
+
+    def toxiproxy_api(self) -> str:
+        return "http://127.0.0.1:8474"
+
+    def osn_addresses(self) -> dict[str, str]:
+        return {n.name: f"{n.ip}:7050" for n in self.osns}
+
+    def client_identity(self) -> Any:
+        return None
+
+    def config_admin(self) -> Any:
+        return None
+
+    def osn_healthy(self, node: FakeNode) -> bool:
+        return node.state == "running"
+
+    def leader_of(self, topic: str, partition: int = 0) -> FakeNode | None:
+        return self.brokers[0] if self.brokers else None
+
+    def controller(self) -> FakeNode | None:
+        return self.brokers[0] if self.brokers else None
+
+    def recovery_gaps(self) -> list[str]:
+        return []
+
+    def orderer_description(self) -> dict[str, str] | None:
+        return None
+
+    def lost(self) -> str | None:
+        return None
+
+    def wait_healthy(self, timeout: float = 120.0, osns: bool = True) -> None:
+        pass
+
+    def release(self) -> None:
+        self.releases += 1
+
+    def down(self, logs_dir: Path | None = None) -> None:
+        self.downs.append(logs_dir)
+
+
+class OsnAt(FakeCluster):
+    """A cluster of one OSN, osn1, at `address` (an orderer a test started by itself): whom
+    clients sign as and who signs config updates are given."""
+
+    def __init__(self, address: str, identity: Any = None, admin: Any = None):
+        super().__init__([])
+        self.address, self.identity, self.admin = address, identity, admin
+
+    def osn_addresses(self) -> dict[str, str]:
+        return {"osn1": self.address}
+
+    def client_identity(self) -> Any:
+        return self.identity
+
+    def config_admin(self) -> Any:
+        return self.admin

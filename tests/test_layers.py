@@ -1,8 +1,10 @@
 """The house's layers, read from the code's own imports (module level, inside functions and
-under TYPE_CHECKING alike): ground at the bottom, importing nothing of ordeal; clusters and
-checkers on it (in checkers, the JVM runtime and the ingest under the anomaly checks);
-reports on checkers; workloads and nemesis on clusters; harness and bench on top. No
-import climbs, and no modules import each other in a circle.
+under TYPE_CHECKING alike): ground at the bottom, importing nothing of ordeal, and the model
+OSN beside it, importing nothing of ordeal either; Fabric's network material and client on
+them; clusters and checkers on those (in checkers, the JVM runtime and the ingest under the
+anomaly checks); reports on checkers; workloads and nemesis on clusters; harness, then the
+commands (cli), then bench on top. No import climbs, and no modules import each other in a
+circle.
 """
 from __future__ import annotations
 
@@ -12,19 +14,23 @@ from pathlib import Path
 import networkx as nx
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("ground", "checkers", "clusters", "reports", "workloads", "nemesis", "harness", "bench")
+PACKAGES = ("ground", "osn", "fabric", "checkers", "clusters", "reports", "workloads", "nemesis", "harness", "cli",
+            "bench")
 EVERYTHING = PACKAGES
 # What each part may import (itself included); the longest matching prefix rules.
 MAY_IMPORT = {
     "ground": ("ground",),
+    "osn": ("osn",),  # the model OSN is its own program: its image holds osn/ and nothing else of ordeal
+    "fabric": ("ground", "osn", "fabric"),
     "checkers.runtime": ("ground", "checkers.runtime"),
     "checkers.ingest": ("ground", "checkers.ingest"),
-    "checkers": ("ground", "checkers"),
-    "clusters": ("ground", "clusters"),
+    "checkers": ("ground", "osn", "fabric", "checkers"),
+    "clusters": ("ground", "osn", "fabric", "clusters"),
     "reports": ("ground", "checkers", "reports"),
-    "workloads": ("ground", "clusters", "workloads"),
-    "nemesis": ("ground", "clusters", "nemesis"),
-    "harness": EVERYTHING,
+    "workloads": ("ground", "osn", "fabric", "clusters", "workloads"),
+    "nemesis": ("ground", "osn", "fabric", "clusters", "nemesis"),
+    "harness": tuple(p for p in PACKAGES if p not in ("cli", "bench")),
+    "cli": tuple(p for p in PACKAGES if p != "bench"),
     "bench": EVERYTHING,
 }
 

@@ -19,7 +19,7 @@ def test_every_fault_kind_ships_its_scenario_and_the_scenario_runs_that_fault() 
         assert path.is_file(), f"fault kind {kind} has no scenarios/{kind}.toml"
         nemesis = tomllib.loads(path.read_text()).get("nemesis", {})
         faults = nemesis.get("faults", [])
-        # "random" and "random-disk" are schedules of many faults (harness/random_schedule.py).
+        # "random" and "random-disk" are schedules of many faults (harness/schedules/random_faults.py).
         assert kind in faults or (kind in SCHEDULE_KINDS and nemesis.get("schedule") == "random"), \
             f"scenarios/{kind}.toml runs {faults}, not {kind}"
     assert set(MODE_FAULT_KINDS) <= set(FAULT_KINDS) and set(SCHEDULE_KINDS) <= set(FAULT_KINDS)

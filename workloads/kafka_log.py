@@ -22,6 +22,7 @@ from typing import Any, Literal
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaException, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ground.cluster_view import ClusterView
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
@@ -145,7 +146,7 @@ class KafkaLogClient:
     """One process's consumer (made on its first assign), its final reads and its sends through
     the workload's shared producer (see workloads.producer)."""
 
-    def __init__(self, opts: KafkaLogOptions, state: KafkaLogState, cluster: Any = None,
+    def __init__(self, opts: KafkaLogOptions, state: KafkaLogState, cluster: ClusterView | None = None,
                  process: int | None = None, producer: SharedProducer | None = None):
         self.opts, self.state, self.cluster, self.process = opts, state, cluster, process
         self.producer = producer
@@ -157,7 +158,7 @@ class KafkaLogClient:
         self._shared: dict[str, SharedProducer] = {}
         self._lock = threading.Lock()
 
-    def open(self, cluster: Any, process: int) -> "KafkaLogClient":
+    def open(self, cluster: ClusterView, process: int) -> "KafkaLogClient":
         self.state.topics.ensure(cluster)
         with self._lock:
             if cluster.run not in self._shared:
@@ -167,7 +168,7 @@ class KafkaLogClient:
         producer.acquire()
         return KafkaLogClient(self.opts, self.state, cluster, process, producer)
 
-    def _producer_config(self, cluster: Any) -> dict[str, Any]:
+    def _producer_config(self, cluster: ClusterView) -> dict[str, Any]:
         p = cluster.variant.producer
         return {
             "bootstrap.servers": cluster.bootstrap_servers(),
@@ -391,7 +392,7 @@ def kafka_log_workload(options: dict[str, Any], variant: Any = None) -> Workload
     def generator(rng: random.Random) -> KafkaLogOps:
         return KafkaLogOps(opts, state, rng)
 
-    def setup(cluster: Any) -> None:
+    def setup(cluster: ClusterView) -> None:
         state.topics.ensure(cluster)
         state.client.prepare()
 

@@ -34,6 +34,7 @@ from typing import Any, Literal
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ground.cluster_view import ClusterView
 from ground.generator import Answer, Context
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from ground.op import FAIL, INFO, OK, Op
@@ -193,7 +194,7 @@ class KafkaTxnClient:
     """One process: its transactional producer (made on first use), its thread's consumer, and
     final reads (kafka-log's, read_committed)."""
 
-    def __init__(self, opts: KafkaTxnOptions, state: KafkaTxnState, cluster: Any = None,
+    def __init__(self, opts: KafkaTxnOptions, state: KafkaTxnState, cluster: ClusterView | None = None,
                  process: int | None = None):
         self.opts, self.state, self.cluster, self.process = opts, state, cluster, process
         self.tid: str | None = None
@@ -202,7 +203,7 @@ class KafkaTxnClient:
         self.positions: dict[tuple[str, int], int] = {}
         self.member: GroupConsumer | None = None  # group mode's consumer
 
-    def open(self, cluster: Any, process: int) -> "KafkaTxnClient":
+    def open(self, cluster: ClusterView, process: int) -> "KafkaTxnClient":
         self.state.topics.ensure(cluster)
         return KafkaTxnClient(self.opts, self.state, cluster, process)
 
@@ -446,7 +447,7 @@ def kafka_txn_workload(options: dict[str, Any], variant: Any = None) -> Workload
     def generator(rng: random.Random) -> KafkaTxnOps:
         return KafkaTxnOps(opts, state, rng)
 
-    def setup(cluster: Any) -> None:
+    def setup(cluster: ClusterView) -> None:
         state.topics.ensure(cluster)
         state.client.prepare()
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ground.cluster_view import ClusterView
 from ground.generator import Seq, Source
 from ground.op import OK, Op
 from ground.workload import Workload
@@ -61,7 +62,7 @@ class NoopClient:
         self.options, self.log = options, log
         self.async_fs = frozenset({"send"}) if options.asynchronous else frozenset()
 
-    def open(self, cluster: Any, process: int) -> "NoopClient":
+    def open(self, cluster: ClusterView, process: int) -> "NoopClient":
         return NoopClient(self.options, self.log)
 
     def _hangs(self, op: Op) -> bool:

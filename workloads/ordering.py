@@ -24,10 +24,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from clusters.orderer.async_client import AsyncOsnClient
-from clusters.orderer.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
-from clusters.orderer.config_update import BATCH_VALUES, batch_update, config_update_envelope
-from clusters.orderer.envelopes import MalformedEnvelope, label_nonce
+from ground.cluster_view import ClusterView
+from fabric.async_client import AsyncOsnClient
+from fabric.client import BroadcastStatus, DeliverFailed, OsnClient, OsnUnreachable
+from fabric.config_update import BATCH_VALUES, batch_update, config_update_envelope
+from fabric.envelopes import label_nonce
+from osn.envelopes import MalformedEnvelope
 from ground.generator import Answer, Context
 from ground.op import FAIL, INFO, OK, Op
 from ground.workload import Workload
@@ -180,15 +182,13 @@ class OrderingClient:
         self.orderer: dict[str, str] | None = None
         self._closed = threading.Event()
 
-    def open(self, cluster: Any, process: int) -> "OrderingClient":
+    def open(self, cluster: ClusterView, process: int) -> "OrderingClient":
         client = OrderingClient(self.opts, self.cursors, self.finals, cluster.osn_addresses(), self.nudges,
                                 self.slots)
         client.osn = OsnClient(cluster.client_identity())
         if self.opts.config_fraction:
-            admin = getattr(cluster, "config_admin", None)
-            client.config_admin = admin() if admin else None
-        describe = getattr(cluster, "orderer_description", None)
-        client.orderer = describe() if describe else None
+            client.config_admin = cluster.config_admin()
+        client.orderer = cluster.orderer_description()
         return client
 
     def invoke(self, op: Op) -> Op:

@@ -14,10 +14,10 @@ from __future__ import annotations
 import re
 import threading
 import weakref
-from typing import Any
 
 from confluent_kafka.admin import NewTopic
 
+from ground.cluster_view import ClusterView
 from clusters.health import admin_client
 from clusters.kafka_topics import create_topics, delete_topics
 
@@ -40,7 +40,7 @@ class TopicSet:
     def partitions_of(self) -> list[tuple[str, int]]:
         return [(t, p) for t in self.names for p in range(self.partitions)]
 
-    def ensure(self, cluster: Any) -> None:
+    def ensure(self, cluster: ClusterView) -> None:
         """Create the topics on `cluster` unless this set already did; raise when they cannot
         be made ready within READY_TIMEOUT (the client's open then fails, nothing was sent)."""
         with self._lock:

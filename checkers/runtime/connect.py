@@ -7,7 +7,7 @@ A check in a new JVM pays Spark's start and the JIT's warm-up on every run (some
 Spark master (`shared`): the first check starts it (Spark's own launcher, `spark-submit
 --class SparkConnectServer`, with the JVM settings and class archives of checkers.runtime.session
 as the driver's options), the next ones find it warm, and it stops by itself after `idle`
-seconds without a check (ORDEAL_CHECK_SERVER_IDLE, read at the edge by harness.check_cli), or
+seconds without a check (ORDEAL_CHECK_SERVER_IDLE, read at the edge by cli.check), or
 at once when its JVM dies. The checks' Python runs in the command's own process; only
 Spark's work runs in the server.
 

@@ -34,7 +34,7 @@ def digest(*parts: bytes | str) -> str:
 
 def kafka_pom(version: str) -> Path:
     """The pom that resolves `version`'s runtime classpath (one per major: their logging differs)."""
-    from clusters import kafka_versions
+    from ground import kafka_versions
 
     return JVM_LIBS_DIR / f"pom-{kafka_versions.parse(version)[0]}.xml"
 

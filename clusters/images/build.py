@@ -18,7 +18,7 @@ from clusters.images.base import build_base
 from ground.cache import cache_dir, exclusive
 
 IMAGES_DIR = Path(__file__).resolve().parent
-ORDERER_DIR = IMAGES_DIR.parent / "orderer"
+OSN_DIR = IMAGES_DIR.parents[1] / "osn"  # the model OSN: all of it, and nothing else, goes into its image
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ class ImageTags:
 
 def shipped_kafka_versions() -> list[str]:
     """The Kafka versions of the shipped variants: what the bootstrap builds ahead."""
-    from clusters.variant import VARIANTS_DIR, load_variant
+    from ground.variant import VARIANTS_DIR, load_variant
 
     return sorted({load_variant(str(p)).kafka.version for p in VARIANTS_DIR.glob("*.toml")})
 
@@ -96,11 +96,8 @@ def _drop_stale_tags(client: docker.DockerClient, repository: str, keep: str) ->
                     pass
 
 
-def _orderer_context(dst: Path) -> Path:
-    (dst / "clusters").mkdir(parents=True)
-    (dst / "clusters" / "__init__.py").write_text("")
-    shutil.copytree(ORDERER_DIR, dst / "clusters" / "orderer",
-                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+def _osn_context(dst: Path) -> Path:
+    shutil.copytree(OSN_DIR, dst / "osn", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dst
 
 
@@ -137,7 +134,7 @@ def build_all(cache: Path, client: docker.DockerClient | None = None, namespace:
     benchmark builds a cold set beside the real one under another namespace). Kafka images
     are built for `kafka_versions` (default: every shipped variant's). `timings`, if given,
     receives the seconds spent on the Fabric parts."""
-    from clusters.kafka_versions import ZOOKEEPER_LIBS_VERSION
+    from ground.kafka_versions import ZOOKEEPER_LIBS_VERSION
 
     client = client or docker.from_env(timeout=600)
     base = build_base(client, cache / "work", namespace)
@@ -150,10 +147,10 @@ def build_all(cache: Path, client: docker.DockerClient | None = None, namespace:
     toxiproxy = _build(client, f"{namespace}/toxiproxy", base, IMAGES_DIR / "toxiproxy",
                        {"toxiproxy-server": artifacts.toxiproxy_server(cache)}, [artifacts.TOXIPROXY_VERSION])
     osn = None
-    if (ORDERER_DIR / "server.py").exists():
+    if (OSN_DIR / "server.py").exists():
         wheels = artifacts.osn_wheels(cache)
         with tempfile.TemporaryDirectory(prefix="ordeal-osn-src-") as src:
-            tree = _orderer_context(Path(src) / "ordeal")
+            tree = _osn_context(Path(src) / "ordeal")
             osn = _build(client, f"{namespace}/osn", base, IMAGES_DIR / "osn", {"wheels": wheels, "ordeal": tree},
                          [*_files_digest(tree), *_files_digest(wheels)])
     fabric_orderer = build_fabric_orderer(client, cache, base, namespace, timings)

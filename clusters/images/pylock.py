@@ -4,7 +4,7 @@ The lock is `uv pip compile` output (exact versions, every file's sha256, and a 
 note under each package saying what pulled it in). The bootstrap installs all of it into
 .venv with pip in hash-checking mode. The model OSN's image takes the part of it that its
 own runtime needs: the closure, along the `# via` notes, of the names in
-clusters/orderer/requirements.in. The image therefore has no pin list of its own, and it
+osn/requirements.in. The image therefore has no pin list of its own, and it
 cannot drift from the venv that generated its wire code.
 
     python -m clusters.images.pylock diff OLD NEW    what an update changed
@@ -22,7 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 LOCK = ROOT / "requirements.lock"
-OSN_ROOTS = ROOT / "clusters" / "orderer" / "requirements.in"
+OSN_ROOTS = ROOT / "osn" / "requirements.in"
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s\\;]+)")
 _HASH = re.compile(r"--hash=(sha256:[0-9a-f]{64})")

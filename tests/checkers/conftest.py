@@ -10,7 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from checkers.ingest.history import Tables, tables_of
 from checkers.ingest.lines import Chunk, flatten, parse
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 
 
 @pytest.fixture(autouse=True)

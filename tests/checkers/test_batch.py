@@ -13,7 +13,8 @@ import pytest
 
 from checkers.check import check_histories, check_history
 from checkers.ingest.history import HistoryError
-from checkers.synthetic import HistoryBuilder, generate_history, generate_txn_history, make_chain, poll_mop, send_mop
+from checkers.sample_histories import generate_history, generate_txn_history
+from tests.histories import HistoryBuilder, make_chain, poll_mop, send_mop
 
 
 def _lost() -> HistoryBuilder:

@@ -16,7 +16,7 @@ from checkers.check import NOTHING_PROVEN, batch_tables, check_history, read_run
 from checkers.ingest.history import load_history
 from checkers.runtime import session
 from checkers.runtime.session import SessionOnDemand, fit_to_input
-from checkers.synthetic import HistoryBuilder, make_chain
+from tests.histories import HistoryBuilder, make_chain
 from ground.run_files import RESULTS_JSON as RESULTS_FILE
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from checkers.synthetic import HistoryBuilder
-from harness.cli import main
+from tests.histories import HistoryBuilder
+from cli.main import main
 
 
 def _history(tmp_path: Path, lines: list[str]) -> Path:
@@ -172,7 +172,7 @@ def _unread() -> list[str]:
 
 
 def test_worst_code_is_bad_input_then_invalid_then_unknown_then_valid():
-    from harness.check_cli import worst
+    from cli.check import worst
     assert [worst(c) for c in ([0, 3, 1, 2], [0, 3, 1], [3, 0, 3], [0, 0], [])] == [2, 1, 3, 0, 0]
 
 

@@ -19,9 +19,9 @@ from checkers.check import check_run
 from checkers.ingest.history import HistoryError
 from checkers.runtime import connect, java_runtime
 from checkers.runtime.class_archive import ARCHIVE_PREFIX
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 from ground.cache import cache_dir
-from harness.cli import main
+from cli.main import main
 
 MASTER = "local[2]"
 _TOP = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _ordeal_check(*args: str, idle: str = "120", env: dict[str, str] | None = None,
                   timeout: float = 600) -> subprocess.CompletedProcess:
     env = dict(env or os.environ, ORDEAL_CHECK_SERVER_IDLE=idle)
-    return subprocess.run([sys.executable, "-m", "harness.cli", "check", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli.main", "check", *args], capture_output=True, text=True,
                           env=env, cwd=_TOP, timeout=timeout)
 
 
@@ -116,7 +116,7 @@ def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_ca
     busy, _, _, _ = connect._paths(MASTER)
     with busy.open("a") as held:  # a check in progress
         fcntl.flock(held, fcntl.LOCK_EX)
-        waiting = subprocess.Popen([sys.executable, "-m", "harness.cli", "check", "--spark-master", MASTER,
+        waiting = subprocess.Popen([sys.executable, "-m", "cli.main", "check", "--spark-master", MASTER,
                                     str(_history(tmp_path / "b"))], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="120"), cwd=_TOP)
         # Until it says it waits (then it blocks on the lock held here), not a fixed time.

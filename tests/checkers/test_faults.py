@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 
-from checkers.faults import faults_missed, fault_outcomes, history_fault_outcomes, nemesis_ops
+from checkers.faults import fault_outcomes, history_fault_outcomes, nemesis_ops
+from ground.fault_outcome import faults_missed
 
 
 def nem(index, f, outcome=None, fault="kill-broker", error=None, **value):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pyspark.sql import functions as F
 
 from checkers import kafka
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 
 T = "t0"
 POSITION_ANOMALIES = ("nonmonotonic-poll", "poll-skip", "group-rewind", "group-skip")

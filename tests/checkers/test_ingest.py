@@ -11,7 +11,7 @@ from checkers.ingest import lines as ingest
 from checkers.ingest.history import _SENDS, HistoryError, read_lines
 from checkers.ingest.lines import BadLine, Chunk, chunks, flatten, parse
 from checkers.ingest.pairing import Pairing
-from checkers.synthetic import HistoryBuilder, make_chain
+from tests.histories import HistoryBuilder, make_chain
 
 
 def _history() -> HistoryBuilder:

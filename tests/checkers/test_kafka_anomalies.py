@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from checkers import kafka
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 
 
 def _anomalies(tables, transform: str):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from checkers.liveness import halted_channels, hangs, unavailable_partitions
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 
 
 def _healed(h: HistoryBuilder) -> int:

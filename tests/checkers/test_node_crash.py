@@ -8,7 +8,7 @@ import pytest
 
 from checkers.check import check_history
 from checkers.nodes import node_crashes
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 from reports.fault_intervals import FaultTracker
 from reports.report import build_context, write_report
 

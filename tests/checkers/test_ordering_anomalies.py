@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from checkers import ordering
 from checkers.check import check_history
-from checkers.synthetic import HistoryBuilder, make_chain
+from tests.histories import HistoryBuilder, make_chain
 
 
 def _anomalies(tables, transform: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from checkers import kafka, txn
-from checkers.synthetic import HistoryBuilder, poll_mop, send_mop
+from tests.histories import HistoryBuilder, poll_mop, send_mop
 from checkers.txn_cycles import cycle_anomalies, find_cycles
 
 

@@ -13,8 +13,8 @@ import pytest
 
 from checkers import kafka
 from checkers.check import NOTHING_PROVEN, check_history
-from checkers.synthetic import HistoryBuilder, poll_mop, send_mop
-from harness.cli import main
+from tests.histories import HistoryBuilder, poll_mop, send_mop
+from cli.main import main
 
 
 def _rows(tables, anomaly: str):

@@ -10,7 +10,7 @@ from checkers.check import check_history
 from checkers.ingest.history import HistoryError, read_lines
 from checkers.ingest.lines import Chunk, flatten, parse
 from checkers.ingest.pairing import Pairing
-from checkers.synthetic import HistoryBuilder, poll_mop, send_mop
+from tests.histories import HistoryBuilder, poll_mop, send_mop
 
 
 def _history() -> HistoryBuilder:

@@ -15,7 +15,7 @@ def fabric(docker_client):
     """One fabric-recommended cluster (3 zk, 4 kafka, 3 osn) shared by the tests of this folder,
     and down once they are done: kept to the session's end it idled beside every later cluster."""
     from clusters.cluster import Cluster
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     cluster = Cluster.up(load_variant("fabric-recommended"), client=docker_client)
     yield cluster

@@ -10,7 +10,7 @@ import pytest
 from clusters.cluster import Cluster
 from clusters.health import ensemble_has_leader
 from clusters.smoke import create_topic, produce, read_partition
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from tests.clusters.conftest import labelled_objects
 
 pytestmark = pytest.mark.cluster
@@ -81,7 +81,7 @@ def test_three_osns_are_healthy_and_cut_identical_blocks(fabric: Cluster) -> Non
     """Every OSN holds every tx broadcast (whichever OSN it was sent to), and their chains
     are one chain: the same height, the same blocks (numbers, hashes, txs), each block
     linked to the one before it."""
-    from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
+    from fabric.client import DeliverFailed, OsnClient, OsnUnreachable
 
     addresses = fabric.osn_addresses()
     names = sorted(addresses)
@@ -164,7 +164,7 @@ def test_the_orderers_reach_kafka_only_over_tls_with_their_certificate(fabric: C
     import ssl
     import tempfile
 
-    from clusters.fabric.material import Material
+    from fabric.material import Material
     from clusters.node_config import CLUSTER_PORT
     from clusters.ordering_service import read_material
 

@@ -7,7 +7,7 @@ import sys
 from types import SimpleNamespace
 
 from clusters.cluster import Cluster
-from clusters.variant import load_variant
+from ground.variant import load_variant
 
 
 def test_a_cluster_reads_its_artifacts_from_ordeal_cache(tmp_path, monkeypatch):
@@ -20,6 +20,6 @@ def test_a_cluster_reads_its_artifacts_from_ordeal_cache(tmp_path, monkeypatch):
 def test_the_command_line_is_built_without_the_docker_sdk():
     """Every `ordeal` command builds the whole parser; the cluster's imports (the Docker SDK,
     librdkafka) cost each `ordeal check` some 0.3 s before it sent anything."""
-    code = "import sys, harness.cli as c; c.build_parser(); print(sorted(m for m in ('docker', 'confluent_kafka') if m in sys.modules))"
+    code = "import sys, cli.main as c; c.build_parser(); print(sorted(m for m in ('docker', 'confluent_kafka') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True).stdout
     assert out.strip() == "[]"

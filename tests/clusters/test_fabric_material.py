@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from clusters.fabric import material
+from fabric import material
 from clusters.images.fabric_build import fabric_tools
-from clusters.orderer.config_update import sign_channel_creation
-from clusters.orderer.identity import MspIdentity
-from clusters.orderer.wire.common import common_pb2, configtx_pb2
-from clusters.orderer.wire.orderer import configuration_pb2
-from clusters.variant import load_variant
+from fabric.config_update import sign_channel_creation
+from fabric.identity import MspIdentity
+from osn.wire.common import common_pb2, configtx_pb2
+from osn.wire.orderer import configuration_pb2
+from ground.variant import load_variant
 from ground.cache import cache_dir
 
 BROKERS = ["10.213.9.21:9094", "10.213.9.22:9094"]

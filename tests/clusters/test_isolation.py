@@ -52,7 +52,7 @@ def recorded_fs(history: Path) -> set[str]:
 
 
 def ordeal_run(path: Path, store: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(path), "--store", str(store), "--quiet"],
+    return subprocess.Popen([sys.executable, "-m", "cli.main", "run", str(path), "--store", str(store), "--quiet"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
@@ -142,7 +142,7 @@ def test_an_interrupted_run_is_judged_unknown_not_invalid(tmp_path: Path) -> Non
     child.send_signal(15)
     _, err = child.communicate(timeout=300)
     assert child.returncode == 128 + 15, err
-    checked = subprocess.run([sys.executable, "-m", "harness.cli", "check", str(history.parent)],
+    checked = subprocess.run([sys.executable, "-m", "cli.main", "check", str(history.parent)],
                              capture_output=True, text=True, timeout=600)
     assert checked.returncode == 3, checked.stdout + checked.stderr
     results = json.loads((history.parent / "results.json").read_text())

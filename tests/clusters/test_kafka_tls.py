@@ -11,13 +11,13 @@ import pytest
 from cryptography import x509
 from cryptography.hazmat.primitives.serialization import pkcs12
 
-from clusters.fabric import material
-from clusters.fabric.material_volume import MOUNT
+from fabric import material
+from fabric.material_volume import MOUNT
 from clusters.images.fabric_build import fabric_tools
 from clusters.node_config import osn_json, server_properties
-from clusters.orderer.settings import OsnSettings
+from osn.settings import OsnSettings
 from clusters.ordering_service import fabric_kafka_tls_env
-from clusters.variant import Variant, load_variant
+from ground.variant import Variant, load_variant
 from ground.cache import cache_dir
 
 BROKER_SANS = {"kafka1": ["10.213.9.21"], "kafka2": ["10.213.9.22"]}

@@ -16,7 +16,7 @@ from clusters.cluster import Cluster
 from clusters.health import admin_client
 from clusters.kafka_topics import create_topics
 from clusters.smoke import produce, read_partition
-from clusters.variant import parse_variant
+from ground.variant import parse_variant
 from tests.clusters.conftest import labelled_objects
 
 pytestmark = pytest.mark.cluster

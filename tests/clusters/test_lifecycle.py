@@ -12,11 +12,11 @@ import pytest
 
 from clusters.cluster import Cluster
 from clusters.health import zookeeper_mode
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from tests.clusters.conftest import TINY, labelled_objects
 
 pytestmark = pytest.mark.cluster
-ORDEAL = [sys.executable, "-m", "harness.cli"]
+ORDEAL = [sys.executable, "-m", "cli.main"]
 
 
 def _start_foreground(label: str, tmp_path: Path) -> subprocess.Popen:
@@ -105,7 +105,7 @@ def test_a_node_that_exits_at_boot_is_named_with_its_last_line_and_nothing_is_le
     controller exits at once; the error names them and says why, and the run is removed."""
     from clusters import kraft
     from clusters.errors import ClusterError
-    from clusters.variant import parse_variant
+    from ground.variant import parse_variant
 
     monkeypatch.setattr(kraft, "new_cluster_id", lambda: "-" + "A" * 21)
     variant = parse_variant({"name": "tiny-kraft", "description": "1 controller, 1 broker, Kafka 4.4.0",

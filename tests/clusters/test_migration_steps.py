@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from clusters.fabric.material import SYSTEM_CHANNEL
+from fabric.material import SYSTEM_CHANNEL
 from clusters.migration import MAINTENANCE, NORMAL, Migration, MigrationFailed, consensus_state
-from clusters.orderer.client import OsnClient
+from fabric.client import OsnClient
 from nemesis.registry import fault_factory
 from tests.orderer.fabric_process import SoloNetwork, solo_network
 

@@ -13,8 +13,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from clusters.cluster import Cluster
-from clusters.fabric.material import SYSTEM_CHANNEL
-from clusters.orderer.client import OsnClient
+from fabric.material import SYSTEM_CHANNEL
+from fabric.client import OsnClient
 from nemesis.registry import fault_factory
 from nemesis.targets import partition_state
 
@@ -211,7 +211,7 @@ def either(request: pytest.FixtureRequest, docker_client) -> Cluster:
     if request.param == "fabric-recommended":
         yield request.getfixturevalue("fabric")
         return
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     cluster = Cluster.up(load_variant(request.param), client=docker_client)
     try:

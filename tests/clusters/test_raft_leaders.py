@@ -1,4 +1,4 @@
-"""A channel's Raft leader read from Fabric's etcdraft log lines (clusters/raft_leaders.py),
+"""A channel's Raft leader read from Fabric's etcdraft log lines (fabric/raft_leaders.py),
 and the faults that pick it (kill-raft-leader, isolate-raft-leader)."""
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from clusters.raft_leaders import first_leaders, raft_ids, raft_leader
+from fabric.raft_leaders import first_leaders, raft_ids, raft_leader
 from ground.nemesis_protocol import NoTarget
 from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec, resolve

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.variant import VARIANTS_DIR, VariantError, load_variant
+from ground.variant import VARIANTS_DIR, VariantError, load_variant
 
 SHIPPED = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
            "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election", "fabric-raft"]
@@ -156,7 +156,7 @@ def test_cluster_up_refuses_invalid_variant_with_exit_2_and_starts_nothing(case:
     path = tmp_path / f"{case}.toml"
     path.write_text(text)
     with EngineThatCounts(tmp_path / "engine.sock") as engine:
-        proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "up", "--variant", str(path)],
+        proc = subprocess.run([sys.executable, "-m", "cli.main", "cluster", "up", "--variant", str(path)],
                               capture_output=True, text=True, timeout=60,
                               env=dict(os.environ, DOCKER_HOST=f"unix://{engine.path}"))
     assert proc.returncode == 2
@@ -168,7 +168,7 @@ def test_cluster_up_refuses_invalid_variant_with_exit_2_and_starts_nothing(case:
 def test_the_engine_that_counts_counts_a_docker_client(tmp_path: Path) -> None:
     """The control for the test above: a client of the engine at that socket is counted."""
     with EngineThatCounts(tmp_path / "engine.sock") as engine:
-        proc = subprocess.run([sys.executable, "-m", "harness.cli", "cluster", "status"], capture_output=True,
+        proc = subprocess.run([sys.executable, "-m", "cli.main", "cluster", "status"], capture_output=True,
                               text=True, timeout=60, env=dict(os.environ, DOCKER_HOST=f"unix://{engine.path}"))
     assert proc.returncode != 0 and engine.connections >= 1, (proc.returncode, engine.connections, proc.stderr)
 
@@ -214,7 +214,7 @@ class EngineThatCounts:
 
 
 def test_an_availability_promise_for_an_unknown_fault_kind_is_refused_in_one_line() -> None:
-    from clusters.variant import VariantError, parse_variant
+    from ground.variant import VariantError, parse_variant
 
     try:
         parse_variant({"name": "x", "available": {"kill-brokers": True}}, "x.toml")
@@ -226,7 +226,7 @@ def test_an_availability_promise_for_an_unknown_fault_kind_is_refused_in_one_lin
 
 
 def test_the_recommended_configuration_promises_availability_after_a_broker_kill_and_not_after_disk_loss() -> None:
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     variant = load_variant("fabric-recommended")
     assert variant.promises_availability("kill-broker") and not variant.promises_availability("disk-loss")

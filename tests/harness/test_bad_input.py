@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from checkers.synthetic import HistoryBuilder
+from tests.histories import HistoryBuilder
 
 REPO = Path(__file__).resolve().parent.parent.parent
 NOOP = (REPO / "scenarios" / "noop.toml").read_text()
@@ -25,7 +25,7 @@ VARIANT = (REPO / "clusters" / "variants" / "fabric-recommended-model.toml").rea
 def _ordeal(*args: str, cwd: Path) -> subprocess.CompletedProcess:
     env = dict(os.environ, DOCKER_HOST="unix:///nonexistent/ordeal-test.sock")
     env.pop("ORDEAL_SPARK_MASTER", None)
-    return subprocess.run([sys.executable, "-m", "harness.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd, env=env)
 
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from harness.crash_watch import CrashWatch
 from nemesis.registry import register_fault
+from tests.support import FakeCluster
 
 
 @dataclass
@@ -165,24 +166,13 @@ class ClusterNode(FakeNode):
         (directory / f"{self.name}.log").write_text("log\n")
 
 
-class FakeCluster:
-    variant = None
-    run = "fake-1"
-
-    def __init__(self, nodes):
-        self.nodes = nodes
-
-    def wait_healthy(self, timeout=120.0):
-        pass
-
-
 def test_the_runner_records_a_crash_between_its_first_op_and_teardown(tmp_path, monkeypatch):
     import harness.crash_watch as crash_watch
     from harness.history import read_history
     from tests.harness.test_runner import run
 
-    monkeypatch.setattr(crash_watch, "docker_state", inspect)
-    monkeypatch.setattr(crash_watch, "docker_log_tail", tail)
+    monkeypatch.setattr(crash_watch, "exit_state", inspect)
+    monkeypatch.setattr(crash_watch, "log_tail", tail)
     monkeypatch.setattr(crash_watch, "INTERVAL", 0.02)
     crashing = ClusterNode("osn1", states=[running()] * 3 + [exited(2)])
     killed = ClusterNode("kafka2", role="kafka", expected_down=True, states=[running(), exited(137)])
@@ -258,8 +248,8 @@ def test_a_crash_is_recorded_before_the_heal_that_restarts_the_node(tmp_path, mo
     from harness.history import read_history
     from tests.harness.test_runner import run
 
-    monkeypatch.setattr(crash_watch, "docker_state", live_state)
-    monkeypatch.setattr(crash_watch, "docker_log_tail", tail)
+    monkeypatch.setattr(crash_watch, "exit_state", live_state)
+    monkeypatch.setattr(crash_watch, "log_tail", tail)
     monkeypatch.setattr(crash_watch, "INTERVAL", 3600)
     node = LiveNode("osn1")
     _, result = run(tmp_path, cluster=FakeCluster([node]), duration=0.5,

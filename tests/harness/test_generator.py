@@ -7,6 +7,7 @@ from ground import generator as gen
 from ground.generator import NS, Context, Pending
 from ground.op import NEMESIS
 from harness.plan import HEAL_ALL, prepare
+from harness.schedules.one_at_a_time import FaultSchedule
 from harness.scenario import parse_scenario
 
 
@@ -87,7 +88,7 @@ def test_clients_never_hands_an_op_to_the_nemesis():
 
 
 def test_fault_schedule_starts_then_stops_a_fault_every_interval():
-    g = gen.TimeLimit(10.5, gen.nemesis(gen.FaultSchedule(["kill", "pause"], 2, gen.derive_rng(3, "f"))))
+    g = gen.TimeLimit(10.5, gen.nemesis(FaultSchedule(["kill", "pause"], 2, gen.derive_rng(3, "f"))))
     ops = drain(g, threads=(NEMESIS,), step_ns=NS // 100, until_ns=11 * NS)
     assert [t for t, _, _ in ops] == [2 * NS, 4 * NS, 6 * NS, 8 * NS, 10 * NS]
     assert [op["f"] for _, _, op in ops] == ["start", "stop", "start", "stop", "start"]
@@ -95,7 +96,7 @@ def test_fault_schedule_starts_then_stops_a_fault_every_interval():
 
 
 def test_an_in_order_schedule_starts_the_faults_as_listed_then_from_the_first_again():
-    g = gen.nemesis(gen.FaultSchedule(["migrate", "kill", "pause"], 1, gen.derive_rng(3, "f"), in_order=True))
+    g = gen.nemesis(FaultSchedule(["migrate", "kill", "pause"], 1, gen.derive_rng(3, "f"), in_order=True))
     ops = drain(g, threads=(NEMESIS,), step_ns=NS // 10, until_ns=int(8.5 * NS))
     starts = [op["fault"] for _, _, op in ops if op["f"] == "start"]
     assert starts == ["migrate", "kill", "pause", "migrate"]
@@ -143,7 +144,7 @@ def test_a_runs_ops_are_the_same_for_the_same_seed():
 
 def test_fault_ops_carry_a_seed_drawn_from_the_runs_seed():
     def seeds(seed):
-        g = gen.FaultSchedule(["kill", "pause"], 1, gen.derive_rng(seed, "faults"))
+        g = FaultSchedule(["kill", "pause"], 1, gen.derive_rng(seed, "faults"))
         return [op["seed"] for _, _, op in drain(g, threads=(NEMESIS,), step_ns=NS // 10, until_ns=6 * NS)]
 
     assert seeds(4) == seeds(4) and seeds(4) != seeds(5) and len(set(seeds(4))) == len(seeds(4))

@@ -69,6 +69,6 @@ def test_a_hunt_on_an_unknown_variant_is_refused_before_anything_runs(tmp_path):
 
 
 def test_ordeal_hunt_refuses_a_bad_limit_with_exit_2():
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "hunt", "fabric-recommended", "--minutes", "0"],
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "hunt", "fabric-recommended", "--minutes", "0"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "--minutes must be more than 0" in proc.stderr

@@ -1,4 +1,4 @@
-"""Random fault schedules (harness.random_schedule): faults that overlap, a mix drawn anew
+"""Random fault schedules (harness.schedules.random_faults): faults that overlap, a mix drawn anew
 each period, quiet between, the whole schedule a function of the seed. No cluster."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from ground.generator import NS
 from harness.history import read_history
 from harness.plan import prepare
-from harness.random_schedule import Request, overlaps, plan_schedule
+from harness.schedules.random_faults import Request, overlaps, plan_schedule
 from harness.runner import Runner
 from harness.scenario import ScenarioError, parse_scenario
 from nemesis.registry import fault_factory, register_fault

@@ -12,7 +12,7 @@ from harness.runner import Status
 
 
 def test_ordeal_run_no_check_says_not_checked_exits_4_and_names_its_run_directory(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "harness.run_cli", "noop", "--store", str(tmp_path),
+    proc = subprocess.run([sys.executable, "-m", "cli.run", "noop", "--store", str(tmp_path),
                            "--duration", "0.5", "--no-check"], capture_output=True, text=True, timeout=90)
     assert proc.returncode == 4, proc.stderr
     run_dir = (tmp_path / "latest").resolve()
@@ -23,7 +23,7 @@ def test_ordeal_run_no_check_says_not_checked_exits_4_and_names_its_run_director
 
 def test_ordeal_run_whose_check_crashes_exits_3_and_says_check_failed(tmp_path, monkeypatch, capsys):
     import checkers.check
-    from harness import run_cli
+    from cli import run as run_cli
 
     def broken(*args, **kwargs):
         raise OSError("history.jsonl: unreadable")
@@ -39,7 +39,7 @@ def test_ordeal_run_whose_check_crashes_exits_3_and_says_check_failed(tmp_path, 
 
 def test_ordeal_run_with_an_unreadable_history_exits_3_not_0(tmp_path, monkeypatch, capsys):
     """The real checker, given a history it cannot read (a line that is not JSON): no verdict."""
-    from harness import run_cli
+    from cli import run as run_cli
     from harness.history import Recorder
 
     close = Recorder.close

@@ -17,6 +17,8 @@ from harness.runner import Runner
 from harness.scenario import parse_scenario
 from nemesis.registry import register_fault
 from tests.harness import failing_fault  # noqa: F401  registers always-fails
+from tests.support import FakeCluster as SupportCluster
+from tests.support import FakeNode
 from workloads.noop import NoopClient, noop_workload
 from workloads.registry import register_workload
 
@@ -128,7 +130,7 @@ class ClusterEcho(NoopClient):
         return client
 
     def invoke(self, op):
-        return {"type": OK, "value": self.cluster["name"]}
+        return {"type": OK, "value": self.cluster.run}
 
 
 def _register(name, client, needs_cluster=False):
@@ -158,7 +160,7 @@ def test_a_client_that_cannot_open_fails_its_op_without_retiring(tmp_path):
 
 def test_the_runner_uses_a_cluster_it_is_given(tmp_path):
     _, result = run(tmp_path, workloads=[{"name": "test-cluster-echo"}], variant="fabric-recommended",
-                    duration=0.3, cluster={"name": "given"}, nemesis={})
+                    duration=0.3, cluster=SupportCluster([], run="given"), nemesis={})
     done = pairs(read_history(result.history))
     assert done and all(c["value"] == "given" for _, c in done)
     assert json.loads((result.run_dir / "run.json").read_text())["variant"]["name"] == "fabric-recommended"
@@ -194,15 +196,15 @@ register_workload("test-setup-fails", _setup_fails)
 def test_a_workloads_setup_readies_the_cluster_once_before_its_first_op(tmp_path):
     SETUPS.clear()
     _, result = run(tmp_path, workloads=[{"name": "test-setup"}], variant="fabric-recommended",
-                    duration=0.3, cluster={"name": "given"}, nemesis={})
+                    duration=0.3, cluster=SupportCluster([], run="given"), nemesis={})
     done = pairs(read_history(result.history))
-    assert SETUPS == [{"name": "given"}]
+    assert [c.run for c in SETUPS] == ["given"]
     assert done and all(c["value"] == 1 for _, c in done)
 
 
 def test_a_failed_workload_setup_is_a_note_and_the_run_goes_on(tmp_path):
     _, result = run(tmp_path, workloads=[{"name": "test-setup-fails"}], variant="fabric-recommended",
-                    duration=0.3, cluster={"name": "given"}, nemesis={})
+                    duration=0.3, cluster=SupportCluster([], run="given"), nemesis={})
     assert pairs(read_history(result.history))
     assert any("test-setup-fails: setup failed (TimeoutError: topics have no leader)" in n for n in result.notes)
 
@@ -225,8 +227,11 @@ def fake_plugins(monkeypatch):
     report = types.ModuleType("reports.report")
 
     def check_run(path, out_dir=None, idempotent=None, remote=None, server_idle=0.0, note=None):
+        """As the real one: the checker writes results.json, once (the runner never does)."""
         calls["check"] = (path, out_dir, idempotent)
-        return calls.get("verdict", {"valid": True, "anomalies": {}})
+        results = calls.get("verdict", {"valid": True, "anomalies": {}})
+        (out_dir / "results.json").write_text(json.dumps(results))
+        return results
 
     def write_report(run_dir):
         calls["report"] = run_dir
@@ -323,23 +328,9 @@ def test_faults_left_by_an_earlier_run_are_healed_before_the_first_op(tmp_path):
     assert first["process"] == "nemesis" and first["f"] == "start" and first["fault"] == "test-leftover"
 
 
-class FakeNode:
-    name = "kafka1"
-
-    def save_logs(self, directory):
-        directory.mkdir(parents=True, exist_ok=True)
-        (directory / "kafka1.log").write_text("log\n")
-
-
-class FakeCluster:
+class FakeCluster(SupportCluster):
     def __init__(self, variant, run="fake-1"):
-        self.variant, self.run, self.nodes, self.downs = variant, run, [FakeNode()], []
-
-    def wait_healthy(self, timeout=120.0):
-        pass
-
-    def down(self, logs_dir=None):
-        self.downs.append(logs_dir)
+        super().__init__([FakeNode("kafka1")], variant=variant, run=run)
 
 
 @pytest.fixture
@@ -378,7 +369,7 @@ def test_keep_cluster_leaves_the_booted_cluster_running(tmp_path, docker_free):
 
 
 def test_a_running_cluster_of_the_same_variant_is_reused_and_left_running(tmp_path, docker_free):
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     docker_free["running"] = running = FakeCluster(load_variant("fabric-recommended"), run="kept-1")
     _, result = run(tmp_path, **ECHO)
@@ -416,7 +407,7 @@ def test_a_run_stopped_while_booting_has_no_history_and_latest_does_not_point_at
 
 
 def test_a_running_cluster_of_the_same_name_but_another_definition_is_given_back_and_one_booted(tmp_path, docker_free):
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     other = load_variant("fabric-recommended").model_copy(update={"description": "edited since it was kept"})
     docker_free["running"] = running = FakeCluster(other, run="kept-1")
@@ -472,10 +463,11 @@ def test_a_scenario_without_client_crash_interval_crashes_no_client(tmp_path):
     assert [op for op in read_history(result.history) if op["f"] == "client-crash"] == []
 
 
-class HealingCluster:
+class HealingCluster(SupportCluster):
     """Whole again after `gaps_for` probes; what the runner asked is counted."""
 
     def __init__(self, gaps_for: int):
+        super().__init__([])
         self.gaps_for, self.probes = gaps_for, 0
 
     def recovery_gaps(self):
@@ -514,11 +506,12 @@ def test_without_await_recovery_the_cluster_is_not_probed(tmp_path):
     assert cluster.probes == 0 and not [op for op in read_history(result.history) if op["f"] == "recovered"]
 
 
-class HaltedOsnCluster:
+class HaltedOsnCluster(SupportCluster):
     """Kafka whole from the first probe, osn2 never serving again (and, with `kafka_gap`,
     a partition never whole either)."""
 
     def __init__(self, kafka_gap: bool = False):
+        super().__init__([])
         self.kafka_gap = kafka_gap
 
     def recovery_gaps(self):

@@ -100,7 +100,7 @@ def test_an_unknown_scenario_name_lists_the_shipped_ones():
 
 def test_ordeal_run_refuses_an_invalid_scenario_with_exit_2_and_one_line(tmp_path):
     path = write(tmp_path, "duration = 0\n[[workloads]]\nname = 'noop'\n")
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "run", str(path), "--store", str(tmp_path / "store")],
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "run", str(path), "--store", str(tmp_path / "store")],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert proc.stderr == f"ordeal: scenario {path}: duration: must be > 0\n"

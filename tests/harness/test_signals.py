@@ -34,7 +34,7 @@ def start(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     scenario = tmp_path / "long.toml"
     scenario.write_text(SCENARIO)
     store = tmp_path / "store"
-    child = subprocess.Popen([sys.executable, "-m", "harness.cli", "run", str(scenario), "--store", str(store),
+    child = subprocess.Popen([sys.executable, "-m", "cli.main", "run", str(scenario), "--store", str(store),
                               "--no-check", "--quiet"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:

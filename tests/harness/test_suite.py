@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from clusters.variant import VARIANTS_DIR
+from ground.variant import VARIANTS_DIR
 from ground.fault_kinds import FAULT_KINDS
 from harness.scenario import SCENARIOS_DIR
 from harness.suite import Budget, Cell, SuiteError, cells, fault_lines, load_suite, run_suite
@@ -118,7 +118,7 @@ def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body,
 
 
 def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind():
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     nightly = {(c.variant, c.scenario) for name in ("nightly", "nightly-kraft", "nightly-raft")
                for c in cells(load_suite(name))}
@@ -128,7 +128,7 @@ def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind
 
 
 def test_the_kraft_night_compares_both_modes_under_the_same_faults():
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     by_variant: dict[str, set[str]] = {}
     for c in cells(load_suite("nightly-kraft")):
@@ -247,7 +247,7 @@ scenarios = ["noop"]
 
 def test_ordeal_suite_refuses_a_bad_suite_with_exit_2(tmp_path):
     path = write_suite(tmp_path, "budget = 'soon'\n[[matrix]]\nvariants = ['x']\nscenarios = ['noop']")
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", str(path)], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "suite", str(path)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and proc.stderr.count("\n") == 1 and "budget" in proc.stderr
 
@@ -258,7 +258,7 @@ def test_a_suite_without_a_docker_engine_says_so_in_one_line_per_cell(tmp_path):
                                  "scenarios = ['kill-osn', 'mixed']\nduration = 5")
     env = {k: v for k, v in os.environ.items() if k != "ORDEAL_SPARK_MASTER"}
     env["DOCKER_HOST"] = "unix:///nonexistent/ordeal-test.sock"
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", str(path), "--store", str(tmp_path / "store")],
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "suite", str(path), "--store", str(tmp_path / "store")],
                           capture_output=True, text=True, timeout=120, env=env)
     errors = [line for line in proc.stdout.splitlines() if "error: cannot reach the Docker engine" in line]
     assert (proc.returncode, len(errors), "Traceback" in proc.stderr + proc.stdout) == (1, 2, False), \
@@ -266,7 +266,7 @@ def test_a_suite_without_a_docker_engine_says_so_in_one_line_per_cell(tmp_path):
 
 
 def test_ordeal_suite_list_prints_the_runs_without_running_them():
-    proc = subprocess.run([sys.executable, "-m", "harness.cli", "suite", "smoke", "--list"], capture_output=True,
+    proc = subprocess.run([sys.executable, "-m", "cli.main", "suite", "smoke", "--list"], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 0
     assert "unclean-election x targeted-isr-shrink" in proc.stdout.splitlines()

@@ -16,7 +16,7 @@ import pytest
 
 from clusters.cluster import PROXY_BASE_PORT, Cluster
 from clusters.namespace import reachable, tcp_probe
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario

@@ -8,7 +8,8 @@ import pytest
 from nemesis import disk_loss
 from nemesis.registry import fault_factory
 from nemesis.targets import PartitionState
-from tests.nemesis.test_faults import FakeCluster, FakeNode
+from tests.nemesis.test_faults import FakeCluster
+from tests.support import FakeNode
 
 EVENTS: list[str] = []
 

@@ -1,6 +1,6 @@
 """Each fault hits what it names and its heal undoes it, on a real cluster (issue 41, item 3).
 
-Every fault kind of clusters/variant.py FAULT_KINDS, and the coordinator faults txn-mixed draws
+Every fault kind of ground/variant.py FAULT_KINDS, and the coordinator faults txn-mixed draws
 from, is built from the registry with its scenario's options (scenarios/<kind>.toml) and
 started with a fixed seed. Before the start, Kafka itself is asked whom the fault must hit: the
 partition leaders from metadata, the controller (Metadata's controller id in ZooKeeper mode,
@@ -39,7 +39,7 @@ from clusters import namespace
 from clusters.health import admin_client, ensemble_has_leader, zookeeper_mode
 from clusters.kafka_topics import create_topics
 from clusters.node_config import CONTROLLER_ID_BASE, CONTROLLER_PORT
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.fault_kinds import FAULT_KINDS
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
 from harness.scenario import load_scenario, scenario_path

@@ -11,53 +11,18 @@ from ground.fault_kinds import FAULT_KINDS, SCHEDULE_KINDS
 from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
 from nemesis.registry import fault_factory
-from nemesis.schedule import run_schedule
+from nemesis.mixed import run_schedule
 from nemesis.targets import PartitionState, TargetSpec, resolve
+from tests import support
 
 
-class FakeNode:
-    def __init__(self, name: str, role: str):
-        self.name, self.role, self.state = name, role, "running"
-        self.calls: list[str] = []
-
-    def alive(self) -> bool:
-        return self.state in ("running", "paused")
-
-    def kill(self) -> None:
-        self.calls.append("kill")
-        self.state = "exited"
-
-    def start(self) -> None:
-        self.calls.append("start")
-        self.state = "running"
-
-    def pause(self) -> None:
-        self.calls.append("pause")
-        self.state = "paused"
-
-    def resume(self) -> None:
-        self.calls.append("resume")
-        self.state = "running"
-
-
-class FakeCluster:
+class FakeCluster(support.FakeCluster):
     def __init__(self, brokers: int = 3, osns: int = 0):
-        self.nodes = [FakeNode("zk1", "zookeeper")] + [FakeNode(f"kafka{i}", "kafka") for i in range(1, brokers + 1)] \
-            + [FakeNode(f"osn{i}", "osn") for i in range(1, osns + 1)]
+        super().__init__(brokers=brokers, osns=osns)
         self.variant = SimpleNamespace(kafka=SimpleNamespace(min_insync_replicas=2,
                                                              unclean_leader_election_enable=False),
                                        cluster=SimpleNamespace(osns=osns),
                                        orderer=SimpleNamespace(channels=["ch0", "ch1"]))
-
-    def by_role(self, role: str) -> list[FakeNode]:
-        return [n for n in self.nodes if n.role == role]
-
-    @property
-    def brokers(self) -> list[FakeNode]:
-        return self.by_role("kafka")
-
-    def node(self, name: str) -> FakeNode:
-        return next(n for n in self.nodes if n.name == name)
 
 
 def test_every_fault_kind_of_the_variants_is_registered() -> None:

@@ -12,65 +12,38 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import networkx as nx
 import pytest
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.fault_kinds import FAULT_KINDS
 from nemesis import liveness_probe
 from nemesis.liveness_probe import BY, KafkaLossProbed, LivenessOptions, http_probe
 from nemesis.registry import fault_factory
-from nemesis.schedule import run_schedule
+from nemesis.mixed import run_schedule
+from tests import support
 
 FAST = {"probe_interval": 0.01, "probe_timeout": 0.01, "failure_threshold": 3}
 
 
-class FakeNode:
+class FakeNode(support.FakeNode):
+    """Its verbs also go into the cluster's one list of events, in the order they happened."""
+
     def __init__(self, name: str, role: str, ip: str, events: list[tuple[str, str]], lock: threading.Lock):
-        self.name, self.role, self.ip = name, role, ip
-        self.state = "running"
-        self.expected_down = False
-        self.calls: list[str] = []
+        super().__init__(name, role, ip)
         self._events, self._lock = events, lock
 
-    def alive(self) -> bool:
-        return self.state in ("running", "paused")
-
-    def _log(self, verb: str) -> None:
+    def _verb(self, verb: str) -> None:
         with self._lock:
             self.calls.append(verb)
             self._events.append((verb, self.name))
 
-    def kill(self) -> None:
-        self.expected_down = True
-        self.state = "exited"
-        self._log("kill")
 
-    def start(self) -> None:
-        self.expected_down = False
-        self.state = "running"
-        self._log("start")
-
-    def crash(self) -> None:
-        """The process exits by itself: no verb, expected_down stays False."""
-        self.state = "exited"
-
-
-class FakeCluster:
+class FakeCluster(support.FakeCluster):
     def __init__(self, brokers: int = 3, osns: int = 3):
         self.events: list[tuple[str, str]] = []
         self.lock = threading.Lock()
         specs = [("zk1", "zookeeper")] + [(f"kafka{i}", "kafka") for i in range(1, brokers + 1)] \
             + [(f"osn{i}", "osn") for i in range(1, osns + 1)]
-        self.nodes = [FakeNode(name, role, f"10.0.0.{i}", self.events, self.lock)
-                      for i, (name, role) in enumerate(specs, start=2)]
-
-    def by_role(self, role: str) -> list[FakeNode]:
-        return [n for n in self.nodes if n.role == role]
-
-    @property
-    def osns(self) -> list[FakeNode]:
-        return self.by_role("osn")
-
-    def node(self, name: str) -> FakeNode:
-        return next(n for n in self.nodes if n.name == name)
+        super().__init__([FakeNode(name, role, f"10.0.0.{i}", self.events, self.lock)
+                          for i, (name, role) in enumerate(specs, start=2)])
 
     def by_ip(self, ip: str) -> FakeNode:
         return next(n for n in self.nodes if n.ip == ip)

@@ -10,7 +10,7 @@ import pytest
 from clusters.cluster import Cluster
 from clusters.namespace import reachable, tcp_probe
 from clusters.node_config import CLUSTER_PORT
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from nemesis.registry import fault_factory
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]

@@ -5,13 +5,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from clusters.orderer.block_hash import header_hash
-from clusters.orderer.chain import Chain
-from clusters.orderer.envelopes import make_envelope
-from clusters.orderer.identity import NamedIdentity
-from clusters.orderer.ledger import Ledger
-from clusters.orderer.memory_log import MemoryLog
-from clusters.orderer.settings import BatchSettings
+from osn.blocks import header_hash
+from osn.chain import Chain
+from fabric.envelopes import make_envelope
+from fabric.identity import NamedIdentity
+from osn.ledger import Ledger
+from osn.memory_log import MemoryLog
+from osn.settings import BatchSettings
 
 
 class FakeClock:

@@ -1,6 +1,6 @@
 """Fabric v1.4.12's own orderer binary run as a local process on 127.0.0.1 (no Docker, no
 Kafka): for tests of what does not need Kafka, such as TLS and Raft. Its material comes from
-Fabric's cryptogen and configtxgen (clusters.fabric.material), its TLS settings from the same
+Fabric's cryptogen and configtxgen (fabric.material), its TLS settings from the same
 function the cluster uses."""
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.fabric import material
+from fabric import material
 from clusters.images.fabric_build import fabric_tools
-from clusters.orderer.client import OsnClient
-from clusters.orderer.config_update import sign_channel_creation
-from clusters.orderer.identity import MspIdentity
-from clusters.orderer.wire.common import common_pb2, configtx_pb2
+from fabric.client import OsnClient
+from fabric.config_update import sign_channel_creation
+from fabric.identity import MspIdentity
+from osn.wire.common import common_pb2, configtx_pb2
 from clusters.ordering_service import fabric_tls_env
-from clusters.variant import Variant, load_variant
+from ground.variant import Variant, load_variant
 from ground.cache import cache_dir
 
 

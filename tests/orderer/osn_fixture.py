@@ -9,11 +9,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from clusters.orderer.client import OsnClient
-from clusters.orderer.identity import NamedIdentity
-from clusters.orderer.memory_log import MemoryLog
-from clusters.orderer.server import Osn
-from clusters.orderer.settings import OsnSettings
+from fabric.client import OsnClient
+from fabric.identity import NamedIdentity
+from osn.memory_log import MemoryLog
+from osn.server import Osn
+from osn.settings import OsnSettings
 
 CHANNELS = ["ch0", "ch1"]
 

@@ -1,5 +1,5 @@
 """Exact cut points of the block cutter (Fabric's blockcutter.Ordered / Cut)."""
-from clusters.orderer.block_cutter import BlockCutter, Message
+from osn.block_cutter import BlockCutter, Message
 
 
 def msg(size: int, tag: int = 0) -> Message:

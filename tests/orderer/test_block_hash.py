@@ -2,8 +2,8 @@
 OCTET STRING data_hash}. Expected encodings are written out byte by byte here."""
 import hashlib
 
-from clusters.orderer.block_hash import data_hash, header_bytes, header_hash
-from clusters.orderer.wire.common import common_pb2
+from osn.blocks import data_hash, header_bytes, header_hash
+from osn.wire.common import common_pb2
 
 
 def test_header_hash_of_a_known_block_matches_hand_encoded_der():

@@ -5,12 +5,13 @@ import urllib.request
 
 import pytest
 
-from clusters.orderer.chain import regular_message
-from clusters.orderer.client import DeliverFailed
-from clusters.orderer.envelopes import make_envelope, tx_label_of
-from clusters.orderer.identity import MspIdentity, NamedIdentity
-from clusters.orderer.wire.common import common_pb2
-from clusters.orderer.wire.orderer import kafka_pb2
+from osn.chain import regular_message
+from fabric.client import DeliverFailed
+from fabric.envelopes import make_envelope
+from osn.envelopes import tx_label_of
+from fabric.identity import MspIdentity, NamedIdentity
+from osn.wire.common import common_pb2
+from osn.wire.orderer import kafka_pb2
 from tests.orderer.chain_fixtures import eventually
 from tests.orderer.msp_fixture import make_msp_dir
 from tests.orderer.osn_fixture import running_osn

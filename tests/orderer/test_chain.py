@@ -4,12 +4,13 @@ import time
 
 import pytest
 
-from clusters.orderer.chain import ChainHalted, ChainNotReady, regular_message, time_to_cut_message
-from clusters.orderer.ledger import Ledger, last_offset_of
-from clusters.orderer.memory_log import MemoryLog
-from clusters.orderer.partition_log import LogRecord
-from clusters.orderer.wire.common import common_pb2
-from clusters.orderer.wire.orderer import kafka_pb2
+from osn.chain import ChainHalted, ChainNotReady, regular_message, time_to_cut_message
+from osn.blocks import last_offset_of
+from osn.ledger import Ledger
+from osn.memory_log import MemoryLog
+from osn.partition_log import LogRecord
+from osn.wire.common import common_pb2
+from osn.wire.orderer import kafka_pb2
 from tests.orderer.chain_fixtures import FakeClock, envelope, eventually, hashes, new_chain, tx_count
 
 

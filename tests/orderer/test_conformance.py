@@ -1,5 +1,5 @@
 """The model against Fabric v1.4.12's real orderer, on one fabric-recommended cluster (batch
-settings narrowed so that every kind of cut happens; clusters/conformance.py):
+settings narrowed so that every kind of cut happens; harness/conformance.py):
 
 1. the reverse direction first, on ch1 while it is fresh: the model's consenter (3 chains in
    this process, on the cluster's Kafka, seeded with the real block 0) writes the partition
@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import pytest
 
-from clusters import conformance
+from harness import conformance
 from clusters.cluster import Cluster
-from clusters.orderer.replay import COUNT, OVERSIZED, PREFERRED, TTC
-from clusters.variant import load_variant
+from checkers.conformance import COUNT, OVERSIZED, PREFERRED, TTC
+from ground.variant import load_variant
 from tests.orderer.test_replay import IgnoresPreferredMaxBytes
 
 pytestmark = pytest.mark.cluster

@@ -1,4 +1,4 @@
-"""`ordeal conformance` (harness/conformance_cli.py): arguments and refusals, without a cluster."""
+"""`ordeal conformance` (cli/conformance.py): arguments and refusals, without a cluster."""
 from __future__ import annotations
 
 import argparse
@@ -6,7 +6,7 @@ import argparse
 import pytest
 
 from ground.errors import UsageError
-from harness import conformance_cli
+from cli import conformance as conformance_cli
 
 
 def parse(*argv: str) -> argparse.Namespace:

@@ -3,12 +3,12 @@ import threading
 
 import pytest
 
-from clusters.orderer.block_hash import header_hash
-from clusters.orderer.client import DeliverFailed
-from clusters.orderer.envelopes import make_envelope
-from clusters.orderer.identity import NamedIdentity
-from clusters.orderer.wire.common import common_pb2
-from clusters.orderer.wire.orderer import ab_pb2
+from osn.blocks import header_hash
+from fabric.client import DeliverFailed
+from fabric.envelopes import make_envelope
+from fabric.identity import NamedIdentity
+from osn.wire.common import common_pb2
+from osn.wire.orderer import ab_pb2
 from tests.orderer.chain_fixtures import eventually
 from tests.orderer.osn_fixture import running_osn
 

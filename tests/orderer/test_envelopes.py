@@ -7,13 +7,14 @@ import pytest
 from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 
-from clusters.orderer.client import block_summary
-from clusters.orderer.config_update import read_channel_id, sign_channel_creation
-from clusters.orderer.envelopes import MalformedEnvelope, make_envelope, read_envelope, tx_label_of
-from clusters.orderer.identity import MspIdentity, NamedIdentity
-from clusters.orderer.wire.common import common_pb2, configtx_pb2
-from clusters.orderer.wire.orderer import kafka_pb2
-from clusters.orderer.wire.peer import transaction_pb2
+from fabric.client import block_summary
+from fabric.config_update import read_channel_id, sign_channel_creation
+from fabric.envelopes import make_envelope
+from osn.envelopes import MalformedEnvelope, read_envelope, tx_label_of
+from fabric.identity import MspIdentity, NamedIdentity
+from osn.wire.common import common_pb2, configtx_pb2
+from osn.wire.orderer import kafka_pb2
+from osn.wire.peer import transaction_pb2
 from tests.orderer.msp_fixture import make_msp_dir
 
 ECDSA = ec.ECDSA(hashes.SHA256())

@@ -1,5 +1,5 @@
 """Channel config updates of the batch settings, as the ordering workload builds them
-(clusters/orderer/config_update.py), judged by Fabric v1.4.12's own orderer: run as a local
+(fabric/config_update.py), judged by Fabric v1.4.12's own orderer: run as a local
 process on solo consensus (no Kafka needed: what is under test is that Fabric takes the update
 as built and signed, and orders it alone in a block named by the update's label)."""
 from __future__ import annotations
@@ -8,13 +8,14 @@ from collections.abc import Iterator
 
 import pytest
 
-from clusters.orderer.config_update import (batch_update, batch_value, config_update_envelope, consensus_of,
+from osn.batch_config import batch_value
+from fabric.config_update import (batch_update, config_update_envelope, consensus_of,
                                             consensus_update)
-from clusters.orderer.client import DeliverFailed, OsnClient
-from clusters.orderer.envelopes import label_nonce
-from clusters.orderer.identity import MspIdentity
-from clusters.orderer.wire.common import configtx_pb2
-from clusters.orderer.wire.orderer import configuration_pb2
+from fabric.client import DeliverFailed, OsnClient
+from fabric.envelopes import label_nonce
+from fabric.identity import MspIdentity
+from osn.wire.common import configtx_pb2
+from osn.wire.orderer import configuration_pb2
 from tests.orderer.fabric_process import SoloNetwork, solo_network
 
 CHANNEL = "ch0"

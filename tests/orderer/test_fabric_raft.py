@@ -1,5 +1,5 @@
 """Fabric v1.4.12's orderer on etcdraft, three local processes with mutual TLS, from material
-made by Fabric's own tools (clusters.fabric.material with orderer_type "etcdraft", and the
+made by Fabric's own tools (fabric.material with orderer_type "etcdraft", and the
 cluster's fabric_tls_env and fabric_raft_env): the ground a Raft variant and the Kafka-to-Raft
 migration stand on. A channel is created, a tx broadcast to one orderer is in the same block
 on all three, and with one orderer killed the other two still order."""
@@ -11,14 +11,14 @@ from pathlib import Path
 
 import pytest
 
-from clusters.fabric import material
+from fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.ordering_service import client_tls, fabric_raft_env
-from clusters.orderer.client import OsnClient
-from clusters.orderer.config_update import sign_channel_creation
-from clusters.orderer.identity import MspIdentity
-from clusters.orderer.wire.common import common_pb2
-from clusters.variant import load_variant
+from fabric.client import OsnClient
+from fabric.config_update import sign_channel_creation
+from fabric.identity import MspIdentity
+from osn.wire.common import common_pb2
+from ground.variant import load_variant
 from ground.cache import cache_dir
 from tests.orderer.fabric_process import OrdererProcess, free_port, start_orderer
 

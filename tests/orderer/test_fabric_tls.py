@@ -12,16 +12,16 @@ from pathlib import Path
 import grpc
 import pytest
 
-from clusters.fabric import material
+from fabric import material
 from clusters.images.fabric_build import fabric_tools
 from clusters.ordering_service import client_tls, fabric_raft_env
-from clusters.orderer.client import OsnClient, OsnUnreachable
-from clusters.orderer.config_update import sign_channel_creation
-from clusters.orderer.envelopes import make_envelope
-from clusters.orderer.identity import MspIdentity
-from clusters.orderer.wire.common import common_pb2
-from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
-from clusters.variant import load_variant
+from fabric.client import OsnClient, OsnUnreachable
+from fabric.config_update import sign_channel_creation
+from fabric.envelopes import make_envelope
+from fabric.identity import MspIdentity
+from osn.wire.common import common_pb2
+from osn.wire.orderer import ab_pb2, ab_pb2_grpc
+from ground.variant import load_variant
 from ground.cache import cache_dir
 from tests.orderer.fabric_process import free_port, start_orderer
 

@@ -5,8 +5,8 @@ from cryptography.hazmat.primitives import hashes
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import decode_dss_signature
 
-from clusters.orderer.identity import P256_HALF_ORDER, P256_ORDER, MspIdentity, NamedIdentity, low_s
-from clusters.orderer.wire.msp import identities_pb2
+from fabric.identity import P256_HALF_ORDER, P256_ORDER, MspIdentity, NamedIdentity, low_s
+from osn.wire.msp import identities_pb2
 from tests.orderer.msp_fixture import make_msp_dir
 
 

@@ -6,9 +6,9 @@ it is asked to."""
 import pytest
 from confluent_kafka import OFFSET_BEGINNING
 
-from clusters.orderer.kafka_log import KafkaLogs
-from clusters.orderer.partition_log import LogUnavailable
-from clusters.orderer.settings import OsnSettings
+from osn.kafka_log import KafkaLogs
+from osn.partition_log import LogUnavailable
+from osn.settings import OsnSettings
 
 MARGIN = 64 * 1024  # what the producer's message.max.bytes allows above AbsoluteMaxBytes (kafka_log.py)
 

@@ -4,8 +4,9 @@ import threading
 
 import pytest
 
-from clusters.orderer.block_hash import header_hash
-from clusters.orderer.ledger import Ledger, LedgerCorrupt, last_offset_of
+from osn.blocks import header_hash
+from osn.blocks import last_offset_of
+from osn.ledger import Ledger, LedgerCorrupt
 
 
 def filled(path, n: int) -> Ledger:

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.orderer.block_cutter import BlockCutter, Message
-from clusters.orderer.block_hash import data_hash
-from clusters.orderer.client import block_summary
-from clusters.orderer.replay import (CONFIG, COUNT, OVERSIZED, PREFERRED, TTC, compare, config_sequence, model_chain,
+from osn.block_cutter import BlockCutter, Message
+from osn.blocks import data_hash
+from fabric.client import block_summary
+from checkers.conformance import (CONFIG, COUNT, OVERSIZED, PREFERRED, TTC, compare, config_sequence, model_chain,
                                      replay)
-from clusters.orderer.settings import BatchSettings
-from clusters.orderer.wire.common import common_pb2, configtx_pb2
-from clusters.orderer.wire.orderer import kafka_pb2
+from osn.settings import BatchSettings
+from osn.wire.common import common_pb2, configtx_pb2
+from osn.wire.orderer import kafka_pb2
 from tests.orderer.chain_fixtures import envelope
 
 SEQ = 1
@@ -149,9 +149,9 @@ def test_the_genesis_config_sequence_is_read_from_block_0():
 
 
 def test_a_ledger_seeded_with_a_genesis_block_consumes_from_the_oldest_offset_and_cuts_block_1(tmp_path):
-    from clusters.orderer.chain import Chain
-    from clusters.orderer.ledger import Ledger
-    from clusters.orderer.memory_log import MemoryLog
+    from osn.chain import Chain
+    from osn.ledger import Ledger
+    from osn.memory_log import MemoryLog
 
     ledger = Ledger(tmp_path / "ch0.blocks")
     ledger.write_block(genesis())
@@ -174,7 +174,7 @@ def test_a_ledger_seeded_with_a_genesis_block_consumes_from_the_oldest_offset_an
 
 
 def test_a_block_that_does_not_continue_the_chain_is_refused(tmp_path):
-    from clusters.orderer.ledger import Ledger
+    from osn.ledger import Ledger
 
     ledger = Ledger(tmp_path / "ch0.blocks")
     block = genesis()
@@ -188,7 +188,7 @@ def test_a_block_that_does_not_continue_the_chain_is_refused(tmp_path):
 def config_message(sequence: int, max_message_count: int, config_seq: int = SEQ, original_offset: int = 0) -> bytes:
     """A CONFIG message as Fabric's Broadcast produces it: the CONFIG envelope of the channel's
     next config (here only its sequence and the Orderer group's BatchSize)."""
-    from clusters.orderer.wire.orderer import configuration_pb2
+    from osn.wire.orderer import configuration_pb2
 
     config = configtx_pb2.Config(sequence=sequence)
     config.channel_group.groups["Orderer"].values["BatchSize"].value = configuration_pb2.BatchSize(

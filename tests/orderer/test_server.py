@@ -2,8 +2,8 @@
 import json
 from pathlib import Path
 
-from clusters.orderer import server
-from clusters.orderer.protos.generate import SOURCES, generate, stale
+from osn import server
+from clusters.images.protos import SOURCES, generate, stale
 
 WIRE = Path(server.__file__).parent / "wire"
 
@@ -27,7 +27,7 @@ def test_wire_code_is_generated_from_fabrics_protos_and_current(tmp_path):
     assert not stale(tmp_path / "wire")
     for source in SOURCES:
         assert (tmp_path / "wire" / source.replace(".proto", "_pb2.py")).is_file()
-    assert not stale(WIRE), "clusters/orderer/wire is older than its inputs: run the bootstrap"
+    assert not stale(WIRE), "osn/wire is older than its inputs: run the bootstrap"
 
 
 def test_damaged_ledger_stops_the_osn_with_exit_3(tmp_path, capsys):

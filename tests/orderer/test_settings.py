@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from clusters.orderer.settings import OsnSettings, SettingsError, load_settings
+from osn.settings import OsnSettings, SettingsError, load_settings
 
 MINIMAL = {"name": "osn1", "kafka_bootstrap_servers": ["10.0.0.21:9094"], "channels": ["ch0", "ch1"]}
 

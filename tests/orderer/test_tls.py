@@ -10,16 +10,17 @@ from pathlib import Path
 import grpc
 import pytest
 
-from clusters.fabric import material
+from fabric import material
 from clusters.images.fabric_build import fabric_tools
-from clusters.orderer.async_client import AsyncOsnClient
-from clusters.orderer.client import DeliverFailed, OsnClient, OsnUnreachable
-from clusters.orderer.envelopes import make_envelope
-from clusters.orderer.identity import NamedIdentity
-from clusters.orderer.settings import OsnSettings
-from clusters.orderer.tls import ClientTls, cert_hash
-from clusters.orderer.wire.common import common_pb2
-from clusters.orderer.wire.orderer import ab_pb2, ab_pb2_grpc
+from fabric.async_client import AsyncOsnClient
+from fabric.client import DeliverFailed, OsnClient, OsnUnreachable
+from fabric.envelopes import make_envelope
+from fabric.identity import NamedIdentity
+from osn.settings import OsnSettings
+from fabric.tls import ClientTls
+from osn.tls import cert_hash
+from osn.wire.common import common_pb2
+from osn.wire.orderer import ab_pb2, ab_pb2_grpc
 from ground.cache import cache_dir
 from tests.orderer.osn_fixture import running_osn
 

@@ -18,7 +18,7 @@ import pytest
 from html_structure import parse_page
 
 from checkers.registry import CHECKS
-from checkers.synthetic import HistoryBuilder, make_chain, poll_mop, send_mop
+from tests.histories import HistoryBuilder, make_chain, poll_mop, send_mop
 from checkers.verdict import INFORMATIONAL, UNKNOWN, fails
 from ground.run_files import RESULTS_JSON as RESULTS_FILE
 from reports import history_digest

@@ -1,7 +1,7 @@
 """`ordeal report` and `ordeal compare`: paths printed, bad input answered in one line with exit 2."""
 from __future__ import annotations
 
-from harness.cli import main
+from cli.main import main
 
 
 def test_report_command_writes_report_and_exits_zero(runs, capsys):

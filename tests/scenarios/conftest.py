@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 
 HERE = Path(__file__).resolve().parent
 VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
@@ -25,7 +25,7 @@ VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election"
 
 def variants_for(kind: str) -> list[str]:
     """The variants a fault kind can run on (zk-quorum-loss needs ZooKeeper, the KRaft
-    controller faults need KRaft: clusters/variant.py MODE_FAULT_KINDS)."""
+    controller faults need KRaft: ground/variant.py MODE_FAULT_KINDS)."""
     return [v for v in VARIANTS if load_variant(v).refuses_fault_kind(kind) is None]
 
 

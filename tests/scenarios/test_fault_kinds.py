@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.fault_kinds import FAULT_KINDS
 from tests.scenarios.conftest import variants_for
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 from pydantic import ValidationError
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.generator import Context, Pending
 from workloads.final_reads import RETRY_AFTER
 from workloads.registry import workload_factory

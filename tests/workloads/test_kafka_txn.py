@@ -8,7 +8,7 @@ from types import SimpleNamespace
 import pytest
 from pydantic import ValidationError
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.generator import Context
 from nemesis import partition, targets, topologies
 from nemesis.registry import fault_factory

@@ -18,7 +18,7 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def cluster():
     from clusters.cluster import Cluster
-    from clusters.variant import load_variant
+    from ground.variant import load_variant
 
     booted = Cluster.up(load_variant("fabric-recommended"))
     try:
@@ -174,7 +174,7 @@ def test_a_txn_final_read_is_incomplete_while_a_txn_is_open_and_complete_once_it
     the commit."""
     from confluent_kafka import Producer
 
-    from clusters.variant import ClientSettings
+    from ground.variant import ClientSettings
     from workloads.registry import workload_factory
 
     variant = cluster.variant.model_copy(update={"client": ClientSettings(implementation=implementation)})
@@ -206,7 +206,7 @@ def test_a_partition_handed_to_a_second_group_member_starts_where_the_first_comm
     """Two members of one group, on each client: the first is assigned every partition from
     the beginning and reads what was sent, commits; when the second joins, the rebalance
     both polls record hands the second partitions at exactly the first member's commits."""
-    from clusters.variant import ClientSettings
+    from ground.variant import ClientSettings
     from workloads.registry import workload_factory
 
     variant = cluster.variant.model_copy(update={"client": ClientSettings(implementation=implementation)})

@@ -5,13 +5,13 @@ the version it wrote, the config block named by its label."""
 from __future__ import annotations
 
 import random
-from types import SimpleNamespace
 
 import pytest
 
-from clusters.variant import load_variant
+from ground.variant import load_variant
 from ground.op import FAIL, OK
 from tests.orderer.fabric_process import SoloNetwork, solo_network
+from tests.support import OsnAt
 from workloads.ordering import ConfigSlots, DeliverCursors, OrderingOps, OrderingOptions
 from workloads.registry import workload_factory
 
@@ -52,8 +52,7 @@ def test_config_updates_are_refused_on_the_model_which_orders_none() -> None:
 
 def test_a_config_update_without_a_signer_fails_and_gives_its_slot_back() -> None:
     w = workload_factory("ordering")({"config_fraction": 0.1}, load_variant("fabric-recommended"))
-    client = w.client.open(SimpleNamespace(osn_addresses=lambda: {"osn1": "127.0.0.1:1"},
-                                           client_identity=lambda: None, config_admin=lambda: None), 0)
+    client = w.client.open(OsnAt("127.0.0.1:1"), 0)
     slots = client.slots
     assert slots.take("ch0", "batch_timeout_ms")
     try:
@@ -67,8 +66,7 @@ def test_a_config_update_without_a_signer_fails_and_gives_its_slot_back() -> Non
 
 def test_on_fabrics_orderer_a_config_update_completes_ok_with_the_version_it_wrote(fabric_solo: SoloNetwork) -> None:
     w = workload_factory("ordering")({"config_fraction": 0.1, "broadcast_timeout": 10}, fabric_solo.variant)
-    cluster = SimpleNamespace(osn_addresses=lambda: {"osn1": fabric_solo.address},
-                              client_identity=lambda: fabric_solo.user, config_admin=lambda: fabric_solo.orderer_admin)
+    cluster = OsnAt(fabric_solo.address, fabric_solo.user, fabric_solo.orderer_admin)
     client = w.client.open(cluster, 0)
     try:
         answer = client.invoke({"process": 0, "f": "config-update",

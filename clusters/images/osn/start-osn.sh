@@ -3,4 +3,4 @@
 set -e
 mkdir -p /etc/ordeal /var/lib/ordeal
 printf '%s\n' "$ORDEAL_CONFIG" > /etc/ordeal/osn.json
-exec /opt/osn-venv/bin/python -m clusters.orderer.server --config /etc/ordeal/osn.json
+exec /opt/osn-venv/bin/python -m osn.server --config /etc/ordeal/osn.json
