@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from ground.op import completion, invoke
-from harness.history import Recorder, read_history
+from ground.history_file import read_history
+from harness.history import Recorder
 from workloads.noop import NoopClient
 
 

@@ -33,7 +33,8 @@ from ground.variant import ClientSettings, load_variant
 from ground.generator import Context
 from ground.op import completion, invoke
 from ground.workload import Workload
-from harness.history import Recorder, read_history
+from ground.history_file import read_history
+from harness.history import Recorder
 from harness.worker import ClientWorker
 from workloads.kafka_log import kafka_log_workload
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, OUTCOMES, START_OUTCOMES, TOOK_EFFECT, UNDO_FAILED
+from ground.history_file import parse_line
 from ground.op import NEMESIS
 
 MAX_FAILURES = 20
@@ -44,11 +45,8 @@ def nemesis_ops(path: Path) -> list[dict[str, Any]]:
                 start = data.rfind(b"\n", 0, at) + 1
                 end = data.find(b"\n", at)
                 end = len(data) if end == -1 else end
-                try:
-                    op = json.loads(data[start:end])
-                except (ValueError, RecursionError):
-                    op = None
-                if isinstance(op, dict) and op.get("process") == NEMESIS:
+                op = parse_line(data[start:end])
+                if op is not None and op.get("process") == NEMESIS:
                     found.append(op)
                 at = data.find(_WORD, end)
     return found

@@ -153,7 +153,7 @@ def run_check(args: argparse.Namespace) -> int:
 def _check_all(args: argparse.Namespace, histories: list[Path], spark: SessionOnDemand) -> int:
     """run_check's checks of `histories` in `spark`: its lines, and its exit code."""
     from checkers.check import check_histories
-    from checkers.ingest.history import HistoryError
+    from ground.history_file import HistoryError
     from checkers.runtime.session import SparkUnavailable
 
     def fail(line: str) -> int:

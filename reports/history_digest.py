@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
+from ground.history_file import read_history as _read
 from reports.downsample import LogHistogram, StrideSample
 from reports.fault_intervals import FaultTracker
 
@@ -131,22 +132,13 @@ def _hashable(v: Any) -> Any:
 
 
 def read_history(path: Path, digest: HistoryDigest | None = None) -> Iterator[dict[str, Any]]:
-    """History lines as dicts; unparseable lines are counted, not fatal (a crashed run's tail)."""
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                op = json.loads(line)
-            except ValueError:
-                if digest is not None:
-                    digest.bad_lines += 1
-                continue
-            if isinstance(op, dict):
-                yield op
-            elif digest is not None:
-                digest.bad_lines += 1
+    """History lines as dicts by the torn-line rule (ground/history_file.py), leniently: a
+    report is written for a broken history too, with its unreadable lines counted."""
+    def count(number: int, why: str) -> None:
+        if digest is not None:
+            digest.bad_lines += 1
+
+    return _read(path, lenient=True, skipped=count)
 
 
 def short(value: Any, limit: int = 90) -> str:

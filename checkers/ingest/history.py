@@ -30,6 +30,7 @@ from checkers.ingest.pairing import SEND_COLUMNS, SENDS, Pairing
 from checkers.ingest.schema import (BLOCK_COLUMNS, BLOCKS, GROUP, GROUP_COLUMNS, OP_COLUMNS, OPS, RECORD_COLUMNS,
                                      RECORDS, spark_schema)
 from checkers.ingest.txn_schema import MOP_COLUMNS, MOPS, TXN, TXN_COLUMNS, TXNS
+from ground.history_file import HistoryError
 from ground.run_files import HISTORY as HISTORY_JSONL
 from ground.run_files import RUN_JSON
 
@@ -58,10 +59,6 @@ _SCHEMAS = {_OPS: OPS.remove(OPS.get_field_index("line")), _RECORDS: RECORDS, _B
 _WRITE_OPTIONS = dict(use_dictionary=["process", "type", "f", "topic", "consumer", "channel", "osn", "status", "seek",
                                      "mf", "isolation"],
                       write_statistics=["f", "type", "index"])
-
-
-class HistoryError(ValueError):
-    """The history cannot be checked; the message names the file and line."""
 
 
 @dataclass(frozen=True)

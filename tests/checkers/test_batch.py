@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from checkers.check import check_histories, check_history
-from checkers.ingest.history import HistoryError
+from ground.history_file import HistoryError
 from checkers.sample_histories import generate_history, generate_txn_history
 from tests.histories import HistoryBuilder, make_chain, poll_mop, send_mop
 

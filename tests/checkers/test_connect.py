@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from checkers.check import check_run
-from checkers.ingest.history import HistoryError
+from ground.history_file import HistoryError
 from checkers.runtime import connect, java_runtime
 from checkers.runtime.class_archive import ARCHIVE_PREFIX
 from tests.histories import HistoryBuilder

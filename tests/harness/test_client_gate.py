@@ -6,7 +6,7 @@ import threading
 import time
 
 from ground.client_gate import ClientGate
-from harness.history import read_history
+from ground.history_file import read_history
 from nemesis.registry import register_fault
 from tests.harness.test_runner import run
 

@@ -168,7 +168,7 @@ class ClusterNode(FakeNode):
 
 def test_the_runner_records_a_crash_between_its_first_op_and_teardown(tmp_path, monkeypatch):
     import harness.crash_watch as crash_watch
-    from harness.history import read_history
+    from ground.history_file import read_history
     from tests.harness.test_runner import run
 
     monkeypatch.setattr(crash_watch, "exit_state", inspect)
@@ -245,7 +245,7 @@ def test_a_crash_is_recorded_before_the_heal_that_restarts_the_node(tmp_path, mo
     """With no look of the thread in between (a long interval), the runner's own looks before
     each fault and heal still record the crash before the start that hides it."""
     import harness.crash_watch as crash_watch
-    from harness.history import read_history
+    from ground.history_file import read_history
     from tests.harness.test_runner import run
 
     monkeypatch.setattr(crash_watch, "exit_state", live_state)

@@ -3,14 +3,19 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
+from ground.history_file import HistoryError, read_history
 from ground.op import completion, invoke
-from harness.history import HistoryError, Recorder, read_history
+from harness.history import Recorder
 
 
 def record_from_threads(path, threads=16, ops_per_thread=2000, **recorder_options):
@@ -266,3 +271,64 @@ def test_an_op_that_cannot_be_written_does_not_hold_back_the_ones_after_it(tmp_p
         assert [op["index"] for op in read_history(tmp_path / "h.jsonl")] == [0, 2]
     finally:
         rec.close()
+
+
+TORN_CASES = {  # name: (lines, whether the torn-line rule refuses the file)
+    "clean": (['{"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send", "value": {"topic": "t", "value": 1}}'],
+              False),
+    "torn last line": (['{"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send", "value": {"topic": "t", "value": 1}}',
+                        '{"index": 1, "ti'], False),
+    "corrupt middle line": (['{"index": 0, "time": 0, "process": 0, "type": "invoke", "f": "send", "value": {"topic": "t", "value": 1}}',
+                             '{"ind',
+                             '{"index": 2, "time": 2, "process": 0, "type": "invoke", "f": "send", "value": {"topic": "t", "value": 2}}'],
+                            True),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TORN_CASES))
+def test_the_checkers_fast_reader_follows_the_one_torn_line_rule(tmp_path, case):
+    """checkers/ingest reads histories its own way, for speed; it must refuse and accept the
+    same files as ground/history_file.py."""
+    from checkers.ingest.history import read_lines
+
+    lines, refused = TORN_CASES[case]
+    path = tmp_path / "h.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    def outcome(read) -> bool:
+        try:
+            read()
+        except HistoryError:
+            return True
+        return False
+
+    assert outcome(lambda: list(read_history(path))) is refused
+    assert outcome(lambda: read_lines(path, lambda tables: None)) is refused
+
+
+KILLED_AFTER_A_FAULT_OP = """
+import os, signal, sys, threading, time
+from harness.history import Recorder
+
+rec = Recorder(sys.argv[1], flush_interval=3600)  # no background flush: only the nemesis op's own
+index, _ = next(rec._stamps)  # a client op numbered, then its thread loses the GIL for 1.5 s
+
+def store_late():
+    time.sleep(1.5)
+    rec._lines[index] = b'{"process": 0, "type": "invoke", "f": "send", "value": 1, "index": 0, "time": 0}\\n'
+
+threading.Thread(target=store_late).start()
+rec.record({"process": "nemesis", "type": "info", "f": "start", "value": {"fault": "kill-broker"}})
+os.kill(os.getpid(), signal.SIGKILL)  # the harness dies the moment the fault op is recorded
+"""
+
+
+def test_a_fault_op_is_on_disk_when_the_harness_is_killed_right_after_recording_it(tmp_path):
+    """The flush of a nemesis op used to give up after 1 s waiting for an earlier op's line,
+    leaving the fault op in memory; a SIGKILL then lost it."""
+    path = tmp_path / "h.jsonl"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", KILLED_AFTER_A_FAULT_OP, str(path)], cwd=root, timeout=60)
+    assert done.returncode == -signal.SIGKILL
+    ops = list(read_history(path))
+    assert [(op["process"], op["f"]) for op in ops] == [(0, "send"), ("nemesis", "start")]

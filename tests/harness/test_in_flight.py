@@ -8,7 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
-from harness.history import read_history
+from ground.history_file import read_history
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from ground.generator import NS
-from harness.history import read_history
+from ground.history_file import read_history
 from harness.plan import prepare
 from harness.schedules.random_faults import Request, overlaps, plan_schedule
 from harness.runner import Runner

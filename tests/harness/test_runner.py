@@ -11,7 +11,7 @@ import pytest
 
 from ground.op import OK
 from ground.workload import Workload
-from harness.history import read_history
+from ground.history_file import read_history
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario

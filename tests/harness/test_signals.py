@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import read_history
+from ground.history_file import read_history
 
 SCENARIO = """
 concurrency = 4

@@ -289,7 +289,7 @@ def test_broadcast_txs_are_in_identical_blocks_delivered_by_every_osn(cluster):
 
 @pytest.mark.parametrize("in_flight", [1, 16])  # 16: sends and broadcasts started without waiting
 def test_a_short_run_of_both_workloads_records_every_op_in_the_history_format(cluster, tmp_path, in_flight):
-    from harness.history import read_history
+    from ground.history_file import read_history
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import parse_scenario
@@ -318,7 +318,7 @@ def test_both_kafka_workloads_run_on_kafkas_java_client_and_the_run_says_so(clus
     all complete, in the history's format, and run.json names the client that ran."""
     import json
 
-    from harness.history import read_history
+    from ground.history_file import read_history
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import parse_scenario
@@ -458,7 +458,7 @@ def test_kafka_txn_in_a_group_records_rebalances_and_the_offsets_each_txn_commit
     """Consume-transform-produce on subscribe: txns poll first, then send, then commit the
     member's offsets in the txn; the history holds the subscriptions, the rebalances the polls
     saw and the commit micro-ops with their offsets."""
-    from harness.history import read_history
+    from ground.history_file import read_history
     from harness.plan import prepare
     from harness.runner import Runner
     from harness.scenario import parse_scenario
