@@ -4,6 +4,8 @@ shipped as scenarios/<kind>.toml and tested on every variant that can run it
 """
 from __future__ import annotations
 
+import sys
+
 FAULT_KINDS = (
     "kill-broker", "kill-leader", "kill-controller", "pause-broker", "partition-halves",
     "isolate-leader", "isolate-controller", "zk-quorum-loss", "link-faults", "unclean-toggle",
@@ -12,7 +14,7 @@ FAULT_KINDS = (
     "pause-controller", "controller-quorum-loss", "isolate-broker-from-controllers",
     # transactions (the kafka-txn workload): the coordinator of a producer's transactional.id
     # paused; coordinators of txns and groups killed, paused and cut, brokers killed, halves
-    "txn-coordinator-pause", "txn-mixed",
+    "pause-txn-coordinator", "txn-mixed",
     # consumer groups (kafka-log subscribed): the group's coordinator killed, paused and cut,
     # rebalance storms, broker kills
     "group-mixed",
@@ -31,3 +33,19 @@ MODE_FAULT_KINDS: dict[str, str] = {
     "controller-quorum-loss": "kraft",
     "isolate-broker-from-controllers": "kraft",
 }
+# Old names of fault kinds and faults, still understood (a variant table, a scenario's faults or
+# name): each use says its new name once on stderr; a later release refuses them.
+RENAMED = {"txn-coordinator-pause": "pause-txn-coordinator"}
+_SAID: set[str] = set()
+
+
+def canonical(name: str) -> str:
+    """`name`, or the new name of a renamed fault kind (said once per process)."""
+    new = RENAMED.get(name)
+    if new is None:
+        return name
+    if name not in _SAID:
+        _SAID.add(name)
+        print(f"ordeal: {name!r} is now called {new!r}; the old name will be refused in a later release",
+              file=sys.stderr)
+    return new

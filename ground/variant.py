@@ -14,11 +14,16 @@ from pydantic import BaseModel, ConfigDict, Field, StringConstraints, Validation
 from ground import kafka_versions
 from ground.kafka_versions import VERSION_PATTERN, Mode
 from ground.expectations import Expectation
-from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS
+from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS, canonical
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
 from ground.validation_message import one_line
 
 VARIANTS_DIR = Path(__file__).resolve().parents[1] / "clusters" / "variants"  # the shipped variants (data)
+
+
+def shipped_variants() -> list[str]:
+    """The names of the shipped variants: the files of clusters/variants/, read each time."""
+    return sorted(p.stem for p in VARIANTS_DIR.glob("*.toml"))
 
 # The fault kinds a variant states an expectation for (one pytest scenario each).
 class VariantError(ValueError):
@@ -142,9 +147,13 @@ class Variant(_Strict):
     @model_validator(mode="before")
     @classmethod
     def _shape_of_mode(cls, data: object) -> object:
-        """The metadata nodes a variant does not name are its mode's defaults."""
+        """The metadata nodes a variant does not name are its mode's defaults; a renamed fault
+        kind in its tables is read under its new name."""
         if not isinstance(data, dict):
             return data
+        for table in ("expect", "available"):
+            if isinstance(data.get(table), dict):
+                data = {**data, table: {canonical(k): v for k, v in data[table].items()}}
         kafka, shape = data.get("kafka"), data.get("cluster", {})
         mode = kafka.get("mode", "zookeeper") if isinstance(kafka, dict) else "zookeeper"
         if isinstance(shape, dict) and mode in ("zookeeper", "kraft"):

@@ -10,6 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ground.fault_kinds import canonical
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
 from ground.validation_message import one_line
 
@@ -99,5 +100,5 @@ def parse_scenario(data: dict[str, Any], source: str, overrides: dict[str, Any] 
 
 
 def load_scenario(name_or_path: str, overrides: dict[str, Any] | None = None) -> Scenario:
-    path, data = read_settings(name_or_path, SCENARIOS_DIR, "scenario", ScenarioError)
+    path, data = read_settings(canonical(name_or_path), SCENARIOS_DIR, "scenario", ScenarioError)
     return parse_scenario(data, str(path), overrides)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ground.fault_kinds import canonical
 from ground.nemesis_protocol import FaultFactory
 from nemesis.broker_fencing import BrokerFromControllers, FencingOptions
 from nemesis.disk_loss import DiskLoss, DiskLossOptions
@@ -59,7 +60,6 @@ FAULTS: dict[str, FaultFactory] = {
     "pause-txn-coordinator": process_fault("pause-txn-coordinator", "pause", pick="txn-coordinator"),
     "kill-group-coordinator": process_fault("kill-group-coordinator", "kill", pick="group-coordinator"),
     "pause-group-coordinator": process_fault("pause-group-coordinator", "pause", pick="group-coordinator"),
-    "txn-coordinator-pause": process_fault("txn-coordinator-pause", "pause", pick="txn-coordinator"),
     # Consumer groups: members joining and leaving a group in use (nemesis/rebalance_storm.py).
     REBALANCE_STORM: lambda options: RebalanceStorm(StormOptions.model_validate(options)),
     # Network partitions: topologies (nemesis/topologies.py) made iptables rules (partition.py).
@@ -101,8 +101,8 @@ def fault_names() -> list[str]:
 
 
 def fault_factory(name: str) -> FaultFactory:
-    """The factory named `name`; KeyError if there is none."""
-    return FAULTS[name]
+    """The factory named `name` (or its new name, ground.fault_kinds.RENAMED); KeyError if there is none."""
+    return FAULTS[canonical(name)]
 
 
 def register_fault(name: str, factory: FaultFactory) -> None:

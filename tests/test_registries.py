@@ -35,7 +35,30 @@ def test_every_shipped_scenario_names_only_registered_workloads_and_faults() -> 
             assert fault in FAULTS, f"{path.name}: unknown fault {fault}"
 
 
-def test_each_checker_names_the_anomalies_whose_rules_it_follows() -> None:
-    assert {name: check.name for name, check in CHECKS.items()} == {name: name for name in CHECKS}
-    assert CHECKS["kafka"].anomalies == KAFKA and CHECKS["ordering"].anomalies == ORDERING
-    assert CHECKS["nodes"].anomalies == NODES
+def test_every_anomaly_ground_names_is_owned_by_exactly_one_checker() -> None:
+    """ground/anomalies.py names each anomaly once; a checker that forgot one (or two that
+    both claim one) would leave its verdict rule unapplied, or applied twice."""
+    from ground.anomalies import ANOMALIES
+
+    owners: dict[str, list[str]] = {}
+    for name, check in CHECKS.items():
+        assert check.name == name
+        for anomaly in check.anomalies:
+            owners.setdefault(anomaly, []).append(name)
+    assert {a.name: len(owners.get(a.name, [])) for a in ANOMALIES} == {a.name: 1 for a in ANOMALIES}
+
+
+def test_a_renamed_fault_kind_is_still_understood_once_with_its_new_name(capsys) -> None:
+    from ground import fault_kinds
+    from ground.variant import parse_variant
+    from harness.scenario import load_scenario
+    from nemesis.registry import fault_factory
+
+    fault_kinds._SAID.clear()
+    assert load_scenario("txn-coordinator-pause").name == "pause-txn-coordinator"
+    assert fault_factory("txn-coordinator-pause")({}).roles() == fault_factory("pause-txn-coordinator")({}).roles()
+    variant = parse_variant({"name": "v", "cluster": {"brokers": 3}, "expect": {"txn-coordinator-pause": "valid"}}, "v")
+    assert variant.expect == {"pause-txn-coordinator": "valid"}
+    said = capsys.readouterr().err.splitlines()
+    assert said == ["ordeal: 'txn-coordinator-pause' is now called 'pause-txn-coordinator'; the old name will be "
+                    "refused in a later release"]

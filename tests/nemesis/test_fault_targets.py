@@ -400,7 +400,7 @@ PROCESS = {  # fault -> (the Docker state its start leaves the victim in, the op
                                               "kill-txn-coordinator", "kill-group-coordinator")},
     **{name: ("paused", "resume") for name in ("pause-broker", "pause-controller", "pause-osn",
                                                "pause-txn-coordinator", "pause-group-coordinator",
-                                               "txn-coordinator-pause")},
+                                               "pause-txn-coordinator")},
 }
 ROLE = {"kill-osn": "osn", "pause-osn": "osn"}  # random picks; the others' random pick is a broker
 ISOLATE = ("isolate-leader", "isolate-controller", "isolate-txn-coordinator", "isolate-group-coordinator")
@@ -495,7 +495,7 @@ def prove(cluster: Any, build: Callable[..., Any], kind: str, seed: int = SEED) 
 # One node killed, paused or cut, or one proxy's link faulted: whom Kafka names for the pick.
 ZK_KINDS = ["kill-broker", "pause-broker", "kill-leader", "kill-controller", "pause-controller", "isolate-leader",
             "isolate-controller", "partition-halves", "link-faults", "kill-osn", "pause-osn",
-            "txn-coordinator-pause", "pause-txn-coordinator", "kill-txn-coordinator", "isolate-txn-coordinator",
+            "pause-txn-coordinator", "pause-txn-coordinator", "kill-txn-coordinator", "isolate-txn-coordinator",
             "pause-group-coordinator", "kill-group-coordinator", "isolate-group-coordinator"]
 # Seeds whose picks are a pause and a cut (cheap); each start is checked for whichever part it picked.
 MIX_SEEDS = [("mixed", 1), ("mixed", 4), ("txn-mixed", 1), ("txn-mixed", 4)]

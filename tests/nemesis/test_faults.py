@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from ground.fault_kinds import FAULT_KINDS, SCHEDULE_KINDS
+from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS, SCHEDULE_KINDS
 from nemesis import targeted_loss, targets
 from nemesis.fault import Fault, op
 from nemesis.registry import fault_factory
@@ -25,12 +25,24 @@ class FakeCluster(support.FakeCluster):
                                        orderer=SimpleNamespace(channels=["ch0", "ch1"]))
 
 
-def test_every_fault_kind_of_the_variants_is_registered() -> None:
+def test_every_fault_kind_hits_nodes_of_its_own_mode_only() -> None:
+    """ground/fault_kinds.py says which kinds need ZooKeeper or KRaft's controllers; the faults
+    say which roles they hit. The two must agree, or a variant would be offered a fault it
+    cannot run (or refused one it can)."""
+    from clusters.node import ROLES
+
     for name in FAULT_KINDS:
         if name in SCHEDULE_KINDS:  # schedules of registered faults (tests/test_registries.py), not faults
             continue
-        nemesis = fault_factory(name)({})
-        assert callable(nemesis.invoke) and callable(nemesis.heal_all) and nemesis.needs_cluster
+        roles = fault_factory(name)({}).roles()
+        assert roles <= set(ROLES), name
+        mode = MODE_FAULT_KINDS.get(name)
+        if mode == "zookeeper":
+            assert "zookeeper" in roles and "controller" not in roles, name
+        elif mode == "kraft":
+            assert "controller" in roles and "zookeeper" not in roles, name
+        else:
+            assert not roles & {"zookeeper", "controller"}, f"{name} hits {roles} but has no mode"
 
 
 @pytest.mark.parametrize("name", ["kill-broker", "partition-halves", "link-faults", "unclean-toggle",

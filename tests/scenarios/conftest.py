@@ -16,11 +16,10 @@ from typing import Any
 
 import pytest
 
-from ground.variant import load_variant
+from ground.variant import load_variant, shipped_variants
 
 HERE = Path(__file__).resolve().parent
-VARIANTS = ["fabric-recommended", "fabric-recommended-model", "unclean-election", "min-isr-1", "acks-1", "rf-equals-k",
-            "fabric-recommended-kraft", "kraft-recommended", "kraft-unclean-election"]
+VARIANTS = shipped_variants()
 
 
 def variants_for(kind: str) -> list[str]:

@@ -27,8 +27,15 @@ def drain(gen):
     return out
 
 
-def test_both_workloads_are_registered():
-    assert workload_factory("kafka-log") and workload_factory("ordering")
+def test_each_workload_first_asks_for_what_its_client_knows():
+    """The registry's names lead to workloads whose first ops are their own: kafka-log's
+    consumers assign before they poll, ordering broadcasts and delivers."""
+    firsts = {name: {op["f"] for op in ops(workload_factory(name)({}, VARIANT).generator(random.Random(1)), 40,
+                                           threads=range(8))
+                     if isinstance(op, dict)}
+              for name in ("kafka-log", "ordering")}
+    assert firsts["kafka-log"] <= {"send", "assign", "poll"} and "send" in firsts["kafka-log"]
+    assert firsts["ordering"] <= {"broadcast", "deliver", "config-update"} and "broadcast" in firsts["ordering"]
 
 
 def test_kafka_log_sends_unique_values_per_topic_with_a_key_naming_a_partition():

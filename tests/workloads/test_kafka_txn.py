@@ -119,7 +119,7 @@ class _CoordinatedCluster(FakeCluster):
 
 
 @pytest.mark.parametrize("name, state", [("kill-txn-coordinator", "exited"), ("pause-txn-coordinator", "paused"),
-                                         ("txn-coordinator-pause", "paused"), ("kill-group-coordinator", "exited"),
+                                         ("pause-txn-coordinator", "paused"), ("kill-group-coordinator", "exited"),
                                          ("pause-group-coordinator", "paused")])
 def test_a_coordinator_fault_hits_the_leader_of_its_keys_partition_and_nothing_else(monkeypatch, name, state):
     """No cluster: the metadata is made so that only the right partition's leader is kafka3
