@@ -34,6 +34,7 @@ from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import CONTROLLER_OFFSET, KAFKA_OFFSET, TOXIPROXY_OFFSET, ZK_OFFSET, candidate_subnets, host_ip
 from ground.variant import Variant, parse_variant
 from ground.cache import cache_dir
+from ground.cluster_view import NodesByRole
 from ground.recovery import OSN_NOT_SERVING
 
 log = logging.getLogger("ordeal.cluster")
@@ -42,7 +43,7 @@ TOXIPROXY_API_PORT = 8474
 PROXY_BASE_PORT = 19090
 
 
-class Cluster:
+class Cluster(NodesByRole):
     def __init__(self, client: docker.DockerClient, run: str, variant: Variant,
                  network: docker.models.networks.Network, nodes: list[Node], cache: Path | None = None):
         self.client = client
@@ -55,40 +56,14 @@ class Cluster:
         self.nodes = nodes
         self.subnet = ipaddress.ip_network(network.attrs["IPAM"]["Config"][0]["Subnet"])
 
-    # -- lookup -----------------------------------------------------------------
-    def by_role(self, role: str) -> list[Node]:
-        return [n for n in self.nodes if n.role == role]
-
-    @property
-    def zookeepers(self) -> list[Node]:
-        return self.by_role("zookeeper")
-
-    @property
-    def controllers(self) -> list[Node]:
-        """KRaft's dedicated controllers (none in ZooKeeper mode)."""
-        return self.by_role("controller")
-
+    # -- lookup (by role: ground.cluster_view.NodesByRole) ------------------------
     @property
     def kraft(self) -> bool:
         return self.variant.kafka.mode == "kraft"
 
     @property
-    def brokers(self) -> list[Node]:
-        return self.by_role("kafka")
-
-    @property
-    def osns(self) -> list[Node]:
-        return self.by_role("osn")
-
-    @property
     def toxiproxy(self) -> Node:
         return self.by_role("toxiproxy")[0]
-
-    def node(self, name: str) -> Node:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
 
     def proxy_address(self, broker: Node) -> str:
         """Where host clients reach `broker`: its toxiproxy proxy."""

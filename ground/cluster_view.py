@@ -131,3 +131,36 @@ class ClusterView(Protocol):
     def release(self) -> None: ...
 
     def down(self, logs_dir: Path | None = None) -> None: ...
+
+
+class NodesByRole:
+    """The lookups every cluster answers the same way from its `nodes` (clusters.cluster.Cluster
+    and the tests' fake inherit them)."""
+
+    nodes: list
+
+    def by_role(self, role: str) -> list:
+        return [n for n in self.nodes if n.role == role]
+
+    @property
+    def zookeepers(self) -> list:
+        return self.by_role("zookeeper")
+
+    @property
+    def controllers(self) -> list:
+        """KRaft's dedicated controllers (none in ZooKeeper mode)."""
+        return self.by_role("controller")
+
+    @property
+    def brokers(self) -> list:
+        return self.by_role("kafka")
+
+    @property
+    def osns(self) -> list:
+        return self.by_role("osn")
+
+    def node(self, name: str):
+        for n in self.nodes:
+            if n.name == name:
+                return n
+        raise KeyError(name)

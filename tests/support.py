@@ -8,6 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ground.cluster_view import NodesByRole
+
 
 def until(predicate: Callable[[], Any], timeout: float, step: float = 0.05, what: str = "") -> Any:
     """The first truthy value of predicate() within `timeout` seconds; the test fails, naming
@@ -103,7 +105,7 @@ class FakeNode:
         return path
 
 
-class FakeCluster:
+class FakeCluster(NodesByRole):
     """A cluster that implements ground.cluster_view.ClusterView in memory, whole and healthy
     unless a test says otherwise. `nodes` default to one ZooKeeper, `brokers` brokers and
     `osns` OSNs; what the runner asked of it is kept (`downs`, `releases`)."""
@@ -121,31 +123,6 @@ class FakeCluster:
         self.run = run
         self.downs: list[Path | None] = []
         self.releases = 0
-
-    def by_role(self, role: str) -> list[FakeNode]:
-        return [n for n in self.nodes if n.role == role]
-
-    @property
-    def zookeepers(self) -> list[FakeNode]:
-        return self.by_role("zookeeper")
-
-    @property
-    def controllers(self) -> list[FakeNode]:
-        return self.by_role("controller")
-
-    @property
-    def brokers(self) -> list[FakeNode]:
-        return self.by_role("kafka")
-
-    @property
-    def osns(self) -> list[FakeNode]:
-        return self.by_role("osn")
-
-    def node(self, name: str) -> FakeNode:
-        for n in self.nodes:
-            if n.name == name:
-                return n
-        raise KeyError(name)
 
     def bootstrap_servers(self) -> str:
         return ",".join(f"{b.ip}:9092" for b in self.brokers)
