@@ -15,6 +15,11 @@ once its partition lost offsets it had read, and still answers SUCCESS to Broadc
 row per channel and OSN. Evidence: those delivers.
 hang: after the final heal (the nemesis's last op), client ops were invoked and none
 completed ok. Evidence: the heal and the first of those ops.
+stalled-osn: an OSN whose chain of a channel stopped for good after the final heal: it
+delivered no new block while the channel's chain grew on the others, or it refused every
+broadcast with SERVICE_UNAVAILABLE while the others took them. Unlike lagging-osn (behind
+at the end, still moving), it never came back. Where availability is not promised it makes
+the verdict unknown rather than valid.
 
 Whether they fail the verdict is the variant's promise for the run's fault kind
 (`[available]`, checkers.verdict); where nothing was promised they are reported only.
@@ -28,6 +33,7 @@ from checkers.anomaly import anomaly_rows
 from checkers.checker import Checker, Findings
 from checkers.ingest.history import HISTORY, Counts, Tables
 from checkers.ingest.schema import NEMESIS
+from checkers.ordering import stalled_chains
 from checkers.verdict import LIVENESS
 
 # Indices of the failed attempts kept as evidence per partition or chain: enough to show it.
@@ -75,9 +81,18 @@ def hangs(ops: DataFrame) -> DataFrame:
     return anomaly_rows(hung, "hang", F.array("heal_index", "first"), F.struct(F.col("failed").alias("ops_after_heal")))
 
 
+def stalled_osns(tables: Tables) -> DataFrame:
+    """One stalled-osn per (channel, OSN) whose chain stopped for good after the final heal
+    (checkers.ordering.stalled_chains), with its height against the channel's."""
+    stalled = stalled_chains(tables.ops, tables.blocks)
+    return anomaly_rows(stalled, "stalled-osn", F.col("indices"),
+                        F.struct("channel", "osn", "height", "channel_height", F.col("refused").alias("refused_broadcasts")))
+
+
 def liveness_findings(tables: Tables) -> Findings:
     ops = tables.ops
-    return Findings(rows=unavailable_partitions(ops).unionByName(halted_channels(ops)).unionByName(hangs(ops)))
+    return Findings(rows=unavailable_partitions(ops).unionByName(halted_channels(ops)).unionByName(hangs(ops))
+                    .unionByName(stalled_osns(tables)))
 
 
 def _reads(counts: Counts) -> bool:

@@ -338,12 +338,64 @@ def batch_overflows(chain: DataFrame, placed: DataFrame) -> DataFrame:
                                  "config_tx", "config_number"))
 
 
-def lagging_osns(height: DataFrame) -> DataFrame:
-    """An OSN whose height for a channel is below the channel's highest (verdict unknown)."""
+def lagging_osns(height: DataFrame, stalled: DataFrame) -> DataFrame:
+    """An OSN whose height for a channel is below the channel's highest and that was still
+    moving (verdict unknown); one that stopped for good is a stalled-osn instead (`stalled_chains`)."""
     top = height.groupBy(*CHANNEL).agg(F.max("height").alias("channel_height"))
-    bad = height.join(top, CHANNEL).filter(F.col("height") < F.col("channel_height"))
+    bad = (height.join(top, CHANNEL).filter(F.col("height") < F.col("channel_height"))
+           .join(stalled.select(*CHAIN), CHAIN, "left_anti"))
     return anomaly_rows(bad, "lagging-osn", F.array("index"),
                         F.struct("channel", "osn", "height", "channel_height"))
+
+
+# Broadcasts after the final heal an OSN must have refused, all SERVICE_UNAVAILABLE and none
+# SUCCESS, while another OSN took the channel's, for it to count as having stopped serving.
+STALL_REFUSALS = 3
+_EVIDENCE = 8
+
+
+def stalled_chains(ops: DataFrame, blocks: DataFrame) -> DataFrame:
+    """(channel, osn) whose chain stopped for good once the faults were healed: after the
+    final heal it delivered no block it had not delivered before, while the channel's chain
+    grew on other OSNs and it ended behind them; or it answered every broadcast of the channel
+    after the heal (at least STALL_REFUSALS) with SERVICE_UNAVAILABLE while another OSN
+    answered SUCCESS. With its height against the channel's, how many broadcasts it refused,
+    and the indices that show it (its refusals, else its last deliver)."""
+    heal = (ops.filter((F.col("process") == NEMESIS) & (F.col("f") == "heal"))
+            .groupBy(HISTORY).agg(F.max("time").alias("heal_time")))
+    times = ops.select(HISTORY, "index", "time")
+    delivered = (blocks.select(HISTORY, "index", "channel", "osn", "number").join(times, [HISTORY, "index"])
+                 .join(heal, HISTORY))
+    after = F.col("time") > F.col("heal_time")
+    chains = delivered.groupBy(*CHAIN).agg(
+        F.max(F.when(~after, F.col("number"))).alias("before"),
+        F.max(F.when(after, F.col("number"))).alias("after"),
+        F.max("number").alias("top"), F.max("index").alias("last_deliver"))
+    channel = chains.groupBy(*CHANNEL).agg(F.max("top").alias("channel_top"),
+                                           F.max("before").alias("channel_before"))
+    by_blocks = (chains.join(channel, CHANNEL)
+                 .filter((F.col("top") < F.col("channel_top"))
+                         & (F.coalesce("after", F.lit(-1)) <= F.coalesce("before", F.lit(-1)))
+                         & (F.col("channel_top") > F.coalesce("channel_before", F.lit(-1))))
+                 .select(*CHAIN, F.array("last_deliver").alias("indices"), F.lit(0).alias("refused")))
+    answers = (ops.filter(F.col("f").isin(*_BROADCASTS) & (F.col("type") != "invoke")
+                          & F.col("channel").isNotNull() & F.col("osn").isNotNull())
+               .join(heal, HISTORY).filter(after))
+    per_chain = answers.groupBy(*CHAIN).agg(
+        F.sum(((F.col("type") == "ok") & (F.col("status") == "SUCCESS")).cast("int")).alias("ok"),
+        F.sum((F.col("status") == "SERVICE_UNAVAILABLE").cast("int")).alias("refused"),
+        F.count("*").alias("answers"),
+        F.slice(F.array_sort(F.collect_list("index")), 1, _EVIDENCE).alias("indices"))
+    served = per_chain.groupBy(*CHANNEL).agg(F.sum("ok").alias("channel_ok"))
+    by_refusals = (per_chain.join(served, CHANNEL)
+                   .filter((F.col("ok") == 0) & (F.col("refused") >= STALL_REFUSALS)
+                           & (F.col("refused") == F.col("answers")) & (F.col("channel_ok") > 0))
+                   .select(*CHAIN, "indices", "refused"))
+    stalled = (by_blocks.unionByName(by_refusals).groupBy(*CHAIN)
+               .agg(F.flatten(F.collect_list("indices")).alias("indices"), F.max("refused").alias("refused")))
+    heights = (chains.join(channel, CHANNEL)
+               .select(*CHAIN, (F.col("top") + 1).alias("height"), (F.col("channel_top") + 1).alias("channel_height")))
+    return stalled.join(heights, CHAIN, "left")
 
 
 def errored_chains(ops: DataFrame) -> DataFrame:
@@ -395,7 +447,7 @@ def ordering_findings(tables: Tables) -> Findings:
             .unionByName(broken_chains(chain))
             .unionByName(lost_txs(broadcasts, summary, height, superseded_updates(updates, placed)))
             .unionByName(duplicate_txs(txs, summary, broadcast_txs(tables.ops)))
-            .unionByName(lagging_osns(height))
+            .unionByName(lagging_osns(height, shared(stalled_chains(tables.ops, tables.blocks))))
             .unionByName(configs_not_alone(placed))
             .unionByName(batch_overflows(chain, placed)))
     return Findings(rows=rows, not_judged=[

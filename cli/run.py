@@ -62,8 +62,14 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(f"valid: {str(result.valid).lower()} ({result.anomaly_summary()})"
               + (f"; report {result.report}" if result.report else ""))
+        if result.verdict == "unknown":
+            print(f"undecided: {result.unknown_reason}")
         if result.faults_missed:
             print(f"faults: {result.faults_missed}")
+    uncovered = plan.judgement().uncovered if plan.variant is not None else []
+    if uncovered:
+        print(f"judged: {', '.join(uncovered)} not in variant {plan.variant.name}'s [expect] or [available] "
+              "(judged as valid, with no availability promise)")
     return result.exit_code
 
 

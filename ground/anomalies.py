@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Literal
 
 Family = Literal["kafka", "txn", "ordering", "nodes", "liveness"]
-Effect = Literal["fails", "fails-if-idempotent", "never-fails", "unknown", "informational", "fails-if-available"]
+Effect = Literal["fails", "fails-if-idempotent", "never-fails", "unknown", "informational", "fails-if-available",
+                 "fails-if-available-else-unknown"]
 
 EFFECT_WORDS: dict[Effect, str] = {
     "fails": "fails",
@@ -29,6 +30,7 @@ EFFECT_WORDS: dict[Effect, str] = {
     "unknown": "makes the verdict unknown, not false",
     "informational": "informational, never changes a verdict",
     "fails-if-available": "fails where availability is promised",
+    "fails-if-available-else-unknown": "fails where availability is promised; elsewhere makes the verdict unknown",
 }
 
 
@@ -56,7 +58,8 @@ ORDERING = names("ordering")
 NODES = names("nodes")
 LIVENESS = names("liveness")
 INFORMATIONAL = frozenset(a.name for a in ANOMALIES if a.effect == "informational")
-MAKES_UNKNOWN = frozenset(a.name for a in ANOMALIES if a.effect == "unknown")
+# Unknown unless they fail (checkers.verdict.checker_valid asks `fails` first).
+MAKES_UNKNOWN = frozenset(a.name for a in ANOMALIES if a.effect in ("unknown", "fails-if-available-else-unknown"))
 
 
 def fails(anomaly: str, idempotent: bool, available: bool = False) -> bool:
@@ -64,7 +67,7 @@ def fails(anomaly: str, idempotent: bool, available: bool = False) -> bool:
     effect = BY_NAME[anomaly].effect if anomaly in BY_NAME else "fails"
     if effect == "fails-if-idempotent":
         return idempotent
-    if effect == "fails-if-available":
+    if effect in ("fails-if-available", "fails-if-available-else-unknown"):
         return available
     return effect == "fails"
 
@@ -75,7 +78,9 @@ def effect_on(anomaly: str, idempotent: bool, available: bool) -> str:
     effect = BY_NAME[anomaly].effect if anomaly in BY_NAME else "fails"
     if effect in ("informational", "unknown"):
         return effect
-    return "fails" if fails(anomaly, idempotent, available) else "allowed"
+    if fails(anomaly, idempotent, available):
+        return "fails"
+    return "unknown" if anomaly in MAKES_UNKNOWN else "allowed"
 
 
 def meaning(anomaly: str) -> str:

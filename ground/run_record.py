@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ground.anomalies import MAKES_UNKNOWN
 from ground.expectations import meets
 from ground.fault_outcome import faults_missed
 from ground.run_files import RESULTS_JSON, RUN_JSON
@@ -104,6 +105,9 @@ class RunRecord(_File):
     crashed: str | None = None
     lost: str | None = None
     check: dict[str, Any] | None = None
+    # How the variant judges this run (ground.variant.Judgement: the scenario's fault kinds,
+    # the strictest expectation, the availability promise, the kinds its tables do not cover).
+    judgement: dict[str, Any] | None = None
 
     @property
     def scenario_name(self) -> str | None:
@@ -132,16 +136,28 @@ class RunRecord(_File):
 
     @property
     def available(self) -> bool:
-        """Whether the variant promises to serve again after this scenario's faults."""
+        """Whether the variant promises to serve again after this scenario's faults (a run.json
+        older than the judgement: the promise named as the scenario)."""
+        if self.judgement is not None:
+            return self.judgement.get("available") is True
         promised = self.variant.get("available")
         return isinstance(promised, dict) and promised.get(self.scenario_name) is True
 
     @property
     def expectation(self) -> str | None:
-        """What the variant states for this scenario (valid, invalid, invalid-possible), if it says."""
+        """What the variant expects of this run (valid, invalid, invalid-possible): the
+        judgement's, or (an older run.json) what it states under the scenario's name, if anything."""
+        if self.judgement is not None and isinstance(self.judgement.get("expectation"), str):
+            return self.judgement["expectation"]
         expect = self.variant.get("expect")
         stated = expect.get(self.scenario_name) if isinstance(expect, dict) else None
         return str(stated) if stated is not None else None
+
+    @property
+    def uncovered(self) -> list[str]:
+        """The scenario's fault kinds the variant's tables do not cover (judged as valid, unpromised)."""
+        kinds = (self.judgement or {}).get("uncovered")
+        return [str(k) for k in kinds] if isinstance(kinds, list) else []
 
 
 class CheckResults(_File):
@@ -166,6 +182,30 @@ class CheckResults(_File):
     @property
     def exit_code(self) -> int:
         return exit_code_of(self.verdict)
+
+    def unknown_reason(self) -> str:
+        """Why the verdict is unknown, in one sentence that names which checker could not
+        decide and on what ("" for a decided verdict): what the report's banner, a suite's line,
+        a JUnit failure and `ordeal run` say."""
+        if self.verdict != UNKNOWN:
+            return ""
+        if self.unknown:
+            return "the history cannot be judged: " + "; ".join(str(u) for u in self.unknown)
+        parts = []
+        for name, checker in self.checkers.items():
+            if not isinstance(checker, dict) or checker.get("valid") not in (UNKNOWN, None):
+                continue
+            undecided = [a for a in checker.get("anomalies") or [] if a in MAKES_UNKNOWN]
+            said = [f"found {', '.join(undecided)}, which leaves it undecided"] if undecided else []
+            not_judged = checker.get("not_judged") if isinstance(checker.get("not_judged"), dict) else {}
+            for anomaly, why in not_judged.items():
+                reasons = [str(w) for w in why] if isinstance(why, list) else [str(why)]
+                if reasons:
+                    more = f" (and {len(reasons) - 1} more)" if len(reasons) > 1 else ""
+                    said.append(f"could not judge {anomaly}: {reasons[0]}{more}")
+            if said:
+                parts.append(f"{name} " + "; ".join(said))
+        return "; ".join(parts) if parts else "no checker reached a verdict"
 
     def faults_missed(self, record: RunRecord | None) -> str | None:
         """Why this run cannot count as under its scenario's faults, or None (also when

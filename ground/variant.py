@@ -254,6 +254,32 @@ class Variant(_Strict):
         """Whether this configuration must serve again once `fault` is healed ([available])."""
         return self.available.get(fault, False)
 
+    def judgement(self, kinds: tuple[str, ...] | list[str]) -> "Judgement":
+        """How a run under the fault kinds `kinds` is judged here: the strictest expectation of
+        theirs that this variant states (valid before invalid before invalid-possible: the
+        verdict that allows least), availability promised if any of them promises it, and the
+        kinds neither table covers (said in the run's banner: judged as valid and unpromised)."""
+        covered = [k for k in kinds if k in self.expect or k in self.available]
+        stated = [self.expect[k] for k in kinds if k in self.expect]
+        expectation = min(stated, key=_STRICTNESS.index) if stated else "valid"
+        return Judgement(kinds=list(kinds), expectation=expectation,
+                         available=any(self.available.get(k, False) for k in kinds),
+                         uncovered=[k for k in kinds if k not in covered])
+
+
+_STRICTNESS: list[str] = ["valid", "invalid", "invalid-possible"]
+
+
+class Judgement(BaseModel):
+    """What a variant expects of a run under some fault kinds, and what it promises (run.json
+    "judgement", which the checker, the suite and the report read)."""
+
+    model_config = ConfigDict(frozen=True)
+    kinds: list[str]
+    expectation: Expectation
+    available: bool
+    uncovered: list[str]
+
 
 def parse_variant(data: dict, source: str) -> Variant:
     try:

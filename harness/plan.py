@@ -15,6 +15,7 @@ from ground.generator import (AnyOf, Concat, Generator, Mix, Phases, Seq, Sleep,
 from ground.nemesis_protocol import Nemesis
 from ground.op import CLIENT_CRASH
 from ground.validation_message import one_line
+from ground.variant import Judgement
 from ground.workload import Workload
 from harness.schedules.one_at_a_time import FaultSchedule
 from harness.schedules.random_faults import RandomSchedule, Request, plan_schedule
@@ -44,6 +45,10 @@ class Plan:
     def needs_cluster(self) -> bool:
         return any(w.needs_cluster for w in self.workloads.values()) or \
             any(getattr(n, "needs_cluster", True) for n in self.nemeses.values())
+
+    def judgement(self) -> Judgement:
+        """How the variant judges this run: by the fault kinds of its scenario (ground.variant)."""
+        return self.variant.judgement(self.scenario.nemesis.fault_kinds)
 
     @property
     def changes_cluster(self) -> bool:

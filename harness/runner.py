@@ -108,6 +108,13 @@ class RunResult:
         found = (self.results or {}).get("faults")
         return found if isinstance(found, dict) else {}
 
+    @property
+    def unknown_reason(self) -> str:
+        """Why an unknown verdict is unknown: which checker could not decide, on what ("" else)."""
+        if self.check_error is not None:
+            return f"the check failed: {self.check_error}"
+        return CheckResults.model_validate(self.results).unknown_reason() if self.results else ""
+
     def anomaly_summary(self) -> str:
         anomalies = (self.results or {}).get("anomalies") or {}
         parts = []
@@ -186,7 +193,8 @@ class Runner:
         # (_final_record). A run killed in between leaves the first, which says what ran.
         record = RunRecord(scenario=scenario, source=plan.source,
                            variant=plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
-                           client=_kafka_client(plan), seed=plan.seed, started=_utc(started))
+                           client=_kafka_client(plan), seed=plan.seed, started=_utc(started),
+                           judgement=plan.judgement().model_dump() if plan.variant is not None else None)
         write_json(run_dir / SCENARIO_JSON, scenario)
         record.write(run_dir)
 

@@ -50,6 +50,16 @@ class NemesisSpec(_Strict):
     options: dict[str, dict[str, Any]] = Field(default_factory=dict, description="per fault name, checked by the fault")
     may_find_no_target: bool = Field(False, description="a run whose faults all found nothing to hit still counts "
                                                         "(suites otherwise call it undecided)")
+    kind: str | None = Field(None, description="the fault kind the variant's [expect] and [available] judge this "
+                                               "scenario by; by default, the kinds of its faults")
+
+    @property
+    def fault_kinds(self) -> tuple[str, ...]:
+        """The fault kinds the variant's tables judge this scenario by: its `kind` when it names
+        one, else its faults' (old names read as their new ones), each once."""
+        if self.kind is not None:
+            return (canonical(self.kind),)
+        return tuple(dict.fromkeys(canonical(f) for f in self.faults))
 
 
 class Scenario(_Strict):

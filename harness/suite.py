@@ -82,6 +82,7 @@ class Outcome:
     skipped: str = ""  # why the cell was not run
     error: str = ""  # why the run did not produce a verdict
     faults_missed: str = ""  # why the run cannot count as under its scenario's faults (ground.fault_outcome)
+    undecided: str = ""  # why an unknown verdict is unknown: which checker, on what
 
     @property
     def met(self) -> bool | None:
@@ -165,9 +166,10 @@ def plan_cell(cell: Cell, source: str) -> Any:
         raise SuiteError(f"suite {source}: {cell.label}: {exc}") from None
 
 
-def expected_verdict(variant: Any, scenario_name: str) -> str:
-    """The variant's [expect] entry named as the scenario, else valid."""
-    return variant.expected(scenario_name) if variant is not None else "valid"
+def expected_verdict(plan: Any) -> str:
+    """What the variant expects of the plan's run: the strictest of its scenario's fault kinds'
+    [expect] entries (harness.plan.Plan.judgement), valid where none is stated."""
+    return plan.judgement().expectation if plan.variant is not None else "valid"
 
 
 class Budget:
@@ -228,7 +230,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
     try:
         for n, cell in enumerate(todo, 1):
             plan = plan_cell(cell, source)
-            outcome = Outcome(cell, expected_verdict(plan.variant, plan.scenario.name))
+            outcome = Outcome(cell, expected_verdict(plan))
             result.outcomes.append(outcome)
             if result.signal:
                 outcome.skipped = f"suite stopped by signal {result.signal}"
@@ -269,6 +271,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             else:
                 outcome.verdict, outcome.anomalies = run.verdict, run.anomaly_summary()
                 outcome.faults_missed = run.faults_missed or ""
+                outcome.undecided = run.unknown_reason
             kept = None
             if outcome.verdict == "invalid" and plan.needs_cluster:
                 # What the brokers wrote there, before the reboot below removes it.
@@ -282,6 +285,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
                 f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}"
                 + (f"; {outcome.fault_note}" if outcome.fault_note else "")
+                + (f"; undecided: {outcome.undecided}" if outcome.undecided else "")
                 + f"; {outcome.seconds:.0f} s; {run.run_dir}")
             if kept:
                 say(f"    {kept}")

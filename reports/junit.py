@@ -52,8 +52,9 @@ def junit_tree(files: RunFiles) -> ET.ElementTree:
             failure.text = f"see {files.path / 'report.html'}"
         elif verdict == "unknown":
             tally["skipped"] += 1
-            why = found + reasons
-            ET.SubElement(case, "skipped", message="verdict unknown" + (": " + "; ".join(why) if why else ""))
+            why = found + reasons + [f"{a}: {w[0]}" for a, w in (body.get("not_judged") or {}).items()
+                                     if isinstance(w, list) and w]
+            ET.SubElement(case, "skipped", message=f"{name} could not decide" + (": " + "; ".join(why) if why else ""))
     for key, n in tally.items():
         suite.set(key, str(n))
     return ET.ElementTree(suite)
@@ -90,7 +91,10 @@ def write_suite_junit(suite_dir: Path, name: str, outcomes: list) -> Path:
             ET.SubElement(case, "error", message=o.error + where)
         elif o.met is not True:
             tally["failures"] += 1
-            if o.met is None:  # a verdict the variant allows, reached with no fault taking effect
+            if o.verdict == "unknown":  # the checkers could not decide: which, and on what
+                ET.SubElement(case, "failure", type="undecided",
+                              message=f"undecided: {o.undecided or 'verdict unknown'}{where}")
+            elif o.met is None:  # a verdict the variant allows, reached with no fault taking effect
                 ET.SubElement(case, "failure", type="undecided",
                               message=f"undecided: verdict {o.verdict}, but {o.fault_note}{where}")
             else:

@@ -231,9 +231,7 @@ def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
                               (" Allowed by this configuration: " + ", ".join(allowed) + "." if allowed else ""))
         return ("Data went wrong under these faults: " + ", ".join(bad) + tail + ".") if bad else (
             "The checkers judged this run invalid" + tail + ".")
-    if files.unknown:
-        return "The checkers could not decide: " + "; ".join(files.unknown) + tail + "."
-    return "The checkers could not decide" + (": " + ", ".join(bad) if bad else "") + tail + "."
+    return "Undecided: " + files.checked.unknown_reason() + tail + "."
 
 
 # Example fields shown as blocks of text under the examples table, not as a column.

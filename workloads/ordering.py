@@ -280,7 +280,10 @@ class OrderingClient:
         if status == "SUCCESS":
             return {"type": OK, "value": {**value, "status": "SUCCESS"}}
         definite = status in REFUSED or (status == "SERVICE_UNAVAILABLE" and not status.indeterminate)
-        return {"type": FAIL if definite else INFO, "value": value, "error": _status_code(status)}
+        # The status an orderer answered rides in the value, as SUCCESS does: the checkers read
+        # an OSN that refuses every broadcast after the faults (stalled-osn) from it.
+        return {"type": FAIL if definite else INFO, "value": {**value, "status": str(status)},
+                "error": _status_code(status)}
 
     def _read(self, value: dict[str, Any], start: int | str, timeout: float) -> list[dict]:
         assert self.osn is not None

@@ -8,8 +8,9 @@ Sequence forced here, on one KRaft broker (combined broker and controller) in Do
  2. The broker appends A, but a small TCP proxy in this script, sitting between the client
     and the broker, drops the broker's Produce response (every other response, and every
     byte from the client to the broker, passes). librdkafka's request times out
-    (request.timeout.ms), it closes the connection and puts A back on the partition queue
-    for a retry; a long retry.backoff.ms keeps that retry from going out.
+    (socket.timeout.ms, 5 s here), it closes the connection and puts A back on the
+    partition queue, marked possibly persisted, for a retry; a long retry.backoff.ms keeps
+    that retry from going out before step 3.
  3. The application aborts txn 1: abort_transaction() purges A from the queue and returns.
  4. The proxy stops dropping. With the same producer, txn 2 produces record B to the same
     partition and commits. B's delivery report carries an offset; commit_transaction()
@@ -31,8 +32,9 @@ Needs: Python 3.8+, confluent-kafka (the client under test), the docker CLI. Not
     python3 reproduce.py --control --runs 3     # same steps, nothing dropped: expect PASS
 
 The image needs `java` on PATH, Kafka's jars in /opt/kafka/libs and a POSIX sh (the official
-apache/kafka images have all three). The broker is started with `kafka.Kafka` directly, after
-formatting its storage with `kafka.tools.StorageTool`.
+apache/kafka images are laid out so; the runs recorded in RESULTS.md used locally built
+images of the same layout). The broker is started with `kafka.Kafka` directly, after
+formatting its storage with `kafka.tools.StorageTool`; the entrypoint is overridden.
 """
 from __future__ import annotations
 

@@ -98,3 +98,62 @@ def test_liveness_fails_the_verdict_only_where_availability_is_promised(judged):
 def test_a_run_that_served_again_has_no_liveness_anomaly(judged):
     results = judged["served-again"]
     assert (results["valid"], results["anomalies"], results["checkers"]["liveness"]["valid"]) == (True, {}, True)
+
+
+def _chains(stuck_after_heal: bool) -> tuple[HistoryBuilder, int]:
+    """ch1 on three OSNs: osn1 and osn2 grow from 2 to 6 blocks after the heal; osn3 had 2
+    blocks before it and, `stuck_after_heal`, delivers nothing new after it (else it moves
+    on to 4 blocks: behind at the end, but still moving)."""
+    from tests.histories import make_chain
+
+    chain = make_chain([["tx-a"], ["tx-b"], ["tx-c"], ["tx-d"], ["tx-e"], ["tx-f"]])
+    h = HistoryBuilder()
+    for osn in ("osn1", "osn2", "osn3"):
+        h.deliver(5, "ch1", osn, chain[:2])
+    h.nemesis("start", {"fault": "kill-osn", "nodes": ["osn3"]})
+    h.nemesis("heal", {"all": True, "faults": ["kill-osn"]})
+    for osn in ("osn1", "osn2"):
+        h.deliver(6, "ch1", osn, chain, final=True)
+    last = h.deliver(7, "ch1", "osn3", chain[:2] if stuck_after_heal else chain[:4], final=True)[1]
+    return h, last
+
+
+def test_an_osn_that_delivers_nothing_new_after_the_heal_while_the_others_grow_is_stalled(ops_of, found):
+    from checkers.liveness import stalled_osns
+    from checkers.ordering import ordering_findings
+
+    h, last = _chains(stuck_after_heal=True)
+    tables = ops_of(h)
+    assert found(stalled_osns(tables)) == [
+        {"anomaly": "stalled-osn", "evidence": [last],
+         "example": {"channel": "ch1", "osn": "osn3", "height": 2, "channel_height": 6, "refused_broadcasts": 0}}]
+    assert [r["anomaly"] for r in found(ordering_findings(tables).rows)] == []  # not lagging-osn as well
+
+
+def test_an_osn_still_moving_after_the_heal_is_lagging_not_stalled(ops_of, found):
+    from checkers.liveness import stalled_osns
+    from checkers.ordering import ordering_findings
+
+    h, _ = _chains(stuck_after_heal=False)
+    tables = ops_of(h)
+    assert found(stalled_osns(tables)) == []
+    assert [(r["anomaly"], r["example"]["osn"]) for r in found(ordering_findings(tables).rows)] == [
+        ("lagging-osn", "osn3")]
+
+
+def test_an_osn_that_refuses_every_broadcast_after_the_heal_while_another_takes_them_is_stalled(ops_of, found):
+    from checkers.liveness import stalled_osns
+    from tests.histories import make_chain
+
+    h = HistoryBuilder()
+    h.nemesis("heal", {"all": True, "faults": ["kill-osn"]})
+    refusals = [h.call(3, "broadcast", {"channel": "ch0", "osn": "osn2", "tx": f"tx-{i}"},
+                       {"channel": "ch0", "osn": "osn2", "tx": f"tx-{i}", "status": "SERVICE_UNAVAILABLE"},
+                       "fail", "service-unavailable")[1] for i in range(3)]
+    h.broadcast(4, "ch0", "osn1", "tx-ok")
+    h.deliver(5, "ch0", "osn1", make_chain([["tx-ok"]]), final=True)
+    rows = found(stalled_osns(ops_of(h)))
+    assert [(r["example"]["osn"], r["example"]["refused_broadcasts"], r["evidence"]) for r in rows] == [
+        ("osn2", 3, refusals)]
+    h.broadcast(3, "ch0", "osn2", "tx-late")  # one SUCCESS after all: it served again
+    assert found(stalled_osns(ops_of(h))) == []

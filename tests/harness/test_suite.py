@@ -40,13 +40,15 @@ duration = {duration}
 
 @pytest.fixture
 def expecting_invalid(tmp_path: Path) -> tuple[Path, Path]:
-    """A variant that expects `mixed` to be invalid, and a no-cluster scenario named mixed."""
+    """A variant that expects `mixed` to be invalid, and a no-cluster scenario judged as the
+    mixed fault kind (it names its kind: its own fault, noop, is no kind)."""
     variant = tmp_path / "strict.toml"
     text = (VARIANTS_DIR / "fabric-recommended.toml").read_text()
     variant.write_text(text.replace('name = "fabric-recommended"', 'name = "strict"')
                        .replace('mixed = "valid"', 'mixed = "invalid"'))
     scenario = tmp_path / "mixed.toml"
-    shutil.copy(SCENARIOS_DIR / "noop.toml", scenario)
+    scenario.write_text((SCENARIOS_DIR / "noop.toml").read_text().replace('faults = ["noop"]',
+                                                                           'faults = ["noop"]\nkind = "mixed"'))
     return variant, scenario
 
 

@@ -304,7 +304,24 @@ def test_a_history_that_proves_nothing_is_unknown_on_the_page_with_its_reason(tm
     (run / "results.json").write_text(json.dumps(results))
     html = write_report(run).read_text()
     banner = html.split('class="verdict unknown"')[1].split("</div>")[0]
-    assert f"The checkers could not decide: {reason}" in html and f"unknown: {reason}" in html, banner
+    assert f"Undecided: the history cannot be judged: {reason}" in html and f"unknown: {reason}" in html, banner
+
+
+def test_an_unknown_verdict_names_the_checker_that_could_not_decide_and_on_what(tmp_path, runs):
+    """Never "the checkers could not decide" alone: which checker, which anomaly, where."""
+    import json
+    import shutil
+
+    run = shutil.copytree(runs["clean"], tmp_path / "run")
+    results = json.loads((run / "results.json").read_text())
+    results.update(valid="unknown", unknown=[], checkers={
+        "kafka": {"valid": True, "anomalies": [], "not_judged": {}},
+        "ordering": {"valid": "unknown", "anomalies": ["lagging-osn"],
+                     "not_judged": {"lost-tx": ["no final deliver of channel ch1 ended ok", "ch2 too"]}}})
+    (run / "results.json").write_text(json.dumps(results))
+    html = write_report(run).read_text()
+    assert ("Undecided: ordering found lagging-osn, which leaves it undecided; could not judge lost-tx: "
+            "no final deliver of channel ch1 ended ok (and 1 more)") in html
 
 
 def test_results_written_apart_from_their_history_are_reported_from_the_history_they_name(tmp_path, runs):
