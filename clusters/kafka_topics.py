@@ -18,7 +18,7 @@ from concurrent.futures import Future, TimeoutError as FutureTimeout
 from confluent_kafka import KafkaError, KafkaException
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from clusters.health import admin_client
+from clusters.health import QUIET, admin_client
 
 READY_TIMEOUT = 90.0  # seconds until every partition of new topics has a leader
 _REQUEST_TIMEOUT = 15.0
@@ -104,3 +104,24 @@ def wait_for_leaders(bootstrap_servers: str, partitions: list[tuple[str, int]], 
             raise TopicsNotReady(f"no leader for {lagging[0][1][0]}/{lagging[0][1][1]} as {lagging[0][0]} tells it"
                                  if lagging else "no broker answered for the topics' metadata")
         time.sleep(0.2)
+
+
+def log_offsets(bootstrap_servers: str, partitions: list[tuple[str, int]],
+                timeout: float = 10.0) -> dict[tuple[str, int], tuple[int, int] | None]:
+    """Each partition's log start and log end offsets as its leader says now (a consumer's low
+    and high watermarks); None for one no leader answered in time."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "ordeal-offsets",
+                         "enable.auto.commit": False, "socket.timeout.ms": 5000}, logger=QUIET)
+    try:
+        found: dict[tuple[str, int], tuple[int, int] | None] = {}
+        for topic, partition in partitions:
+            try:
+                low, high = consumer.get_watermark_offsets(TopicPartition(topic, partition), timeout=timeout)
+                found[(topic, partition)] = (low, high)
+            except KafkaException:
+                found[(topic, partition)] = None
+        return found
+    finally:
+        consumer.close()

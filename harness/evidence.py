@@ -8,12 +8,13 @@ under <run>/evidence/: each broker's copy of each partition and its batches.txt
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 from ground.cluster_view import ClusterView
+from ground.run_files import CHANNEL_OFFSETS, EVIDENCE
 
-EVIDENCE = "evidence"
 SAID = "partitions.txt"
 
 
@@ -53,3 +54,21 @@ def keep_partition_files(cluster: ClusterView | None, results: dict[str, Any] | 
             f"({', '.join(f'{t}-{p}' for t, p in sorted(partitions)[:6])}"
             f"{' ...' if len(partitions) > 6 else ''}) in {dest}")
 
+
+def keep_channel_offsets(cluster: ClusterView, run_dir: Path) -> None:
+    """Each channel partition's log start and end offsets as the run ends, into
+    run_dir/evidence/channels.json: what explains an OSN that asked for records Kafka had
+    already deleted (reports/osn_evidence.py). Never raises: it is evidence, not the verdict."""
+    channels = list(cluster.variant.orderer.channels) if cluster.osns else []
+    if not channels:
+        return
+    try:
+        from clusters.kafka_topics import log_offsets
+
+        found = log_offsets(cluster.bootstrap_servers(), [(c, 0) for c in channels])
+    except Exception:  # noqa: BLE001
+        return
+    said = {topic: {"log_start": o[0], "log_end": o[1]} for (topic, _), o in found.items() if o is not None}
+    dest = run_dir / EVIDENCE
+    dest.mkdir(parents=True, exist_ok=True)
+    (dest / CHANNEL_OFFSETS).write_text(json.dumps(said, indent=2) + "\n")

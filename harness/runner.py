@@ -242,6 +242,7 @@ class Runner:
         finally:
             self._phase = "teardown"
             self._report_status()
+            self._keep_channel_offsets(run_dir)
             lost = self._cluster_lost()
             self._release_cluster(result)
             self._restore_signal_handlers(previous)
@@ -346,6 +347,14 @@ class Runner:
             self._owned = True
         except ClusterError as exc:
             raise RunError(f"cluster did not come up: {exc}") from None
+
+    def _keep_channel_offsets(self, run_dir: Path) -> None:
+        """The channels' partition offsets as the run ends, before teardown: evidence of why an
+        OSN may have stopped (harness/evidence.py)."""
+        if self.cluster is not None and self.recorder is not None:
+            from harness.evidence import keep_channel_offsets
+
+            keep_channel_offsets(self.cluster, run_dir)
 
     def _cluster_lost(self) -> str | None:
         """Whether something other than this run removed (part of) its cluster."""

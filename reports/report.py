@@ -12,6 +12,7 @@ from typing import Any
 
 from ground.run_files import REPORT_HTML
 from reports import history_digest
+from reports.osn_evidence import sentence, stalled_causes
 from reports.history_digest import HistoryDigest, TimelineOp, context_of, digest_history, focus_of, short
 from reports.junit import write_junit
 from reports.page import render
@@ -213,9 +214,26 @@ def _crashes(files: RunFiles) -> str:
     return f"{crash.count} node crashes while no fault had stopped them: {who}."
 
 
+def _stalled(files: RunFiles) -> str:
+    """A sentence on the first OSN that stopped for good and why (stalled-osn), or ""."""
+    found = [a for a in files.anomalies if a.name == "stalled-osn" and a.examples]
+    if not found:
+        return ""
+    first = stalled_causes(files.path, found[0].examples[:1])[0]
+    more = found[0].count - 1
+    return sentence(first) + (f" ({more} more OSN and channel pairs stopped too.)" if more > 0 else "")
+
+
 def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
     if not files.results:
         return "Not checked: results.json is missing, so no verdict was reached."
+    stalled = _stalled(files)
+    if stalled and verdict != "valid":
+        return stalled + " " + _verdict_line(verdict, tiles, files)
+    return _verdict_line(verdict, tiles, files)
+
+
+def _verdict_line(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
     bad = [f"{t.name} ({t.count})" for t in tiles if t.count and t.fails]
     allowed = [f"{t.name} ({t.count})" for t in tiles if t.count and not t.fails]
     tail = f"; allowed by this configuration: {', '.join(allowed)}" if allowed else ""
@@ -235,13 +253,15 @@ def _headline(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
 
 
 # Example fields shown as blocks of text under the examples table, not as a column.
-TEXT_FIELDS = ("log_tail",)
+TEXT_FIELDS = ("log_tail", "problems")
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
     out = []
     for a in files.anomalies:
         examples = a.examples[:EXAMPLES_SHOWN]
+        if a.name == "stalled-osn":  # with what explains it: its start offset, the partition's, its errors
+            examples = stalled_causes(files.path, examples)
         columns: list[str] = []
         for ex in examples:
             columns += [k for k in ex if k not in columns and k not in TEXT_FIELDS]

@@ -229,14 +229,17 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
 EOF
-java -Xmx256m -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format -t "$CLUSTER_ID" -c $d/server.properties
-exec java -Xmx512m -Xms512m -Dlog4j.configuration=file:$d/log4j.properties -cp '/opt/kafka/libs/*' kafka.Kafka $d/server.properties
+java=$(command -v java || echo "${JAVA_HOME:-/opt/java/openjdk}/bin/java")
+"$java" -Xmx256m -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format -t "$CLUSTER_ID" -c $d/server.properties
+exec "$java" -Xmx512m -Xms512m -Dlog4j.configuration=file:$d/log4j.properties -cp '/opt/kafka/libs/*' kafka.Kafka $d/server.properties
 """
 
 
 def start_kafka(image: str) -> None:
     """A single KRaft node (broker and controller in one JVM), reachable as kafka:9092."""
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = "-"
+    while cluster_id.startswith("-"):  # kafka-storage would take a leading '-' for an option
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     docker("run", "-d", "--name", KAFKA, "--label", LABEL, "--network", NETWORK,
            "--network-alias", "kafka", "--hostname", "kafka", "-e", f"CLUSTER_ID={cluster_id}",
            "--entrypoint", "sh", image, "-c", KAFKA_SCRIPT)
@@ -341,6 +344,9 @@ def one_run(args: argparse.Namespace, n: int) -> str:
             if "panic:" in text:
                 print(f"FAIL: the orderer exited (code {code}) after GET /healthz "
                       f"(probe answer: {status or body[:80]!r})")
+                for line in text.splitlines():
+                    if "[orderer.consensus.kafka]" in line or "Beginning to serve" in line:
+                        print("  " + line.strip()[:300])
                 print(panic_excerpt(text))
                 return "FAIL"
             raise SetupError(f"the orderer exited (code {code}) without a panic:\n{tail(text, 20)}")

@@ -249,14 +249,17 @@ log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
 log4j.logger.kafka.request.logger=WARN
 log4j.logger.state.change.logger=WARN
 EOF
-java -Xmx256m -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format -t "$CLUSTER_ID" -c $d/server.properties
-exec java -Xmx512m -Xms512m -Dlog4j.configuration=file:$d/log4j.properties -cp '/opt/kafka/libs/*' kafka.Kafka $d/server.properties
+java=$(command -v java || echo "${JAVA_HOME:-/opt/java/openjdk}/bin/java")
+"$java" -Xmx256m -cp '/opt/kafka/libs/*' kafka.tools.StorageTool format -t "$CLUSTER_ID" -c $d/server.properties
+exec "$java" -Xmx512m -Xms512m -Dlog4j.configuration=file:$d/log4j.properties -cp '/opt/kafka/libs/*' kafka.Kafka $d/server.properties
 """
 
 
 def start_kafka(image: str) -> None:
     """A single KRaft node (broker and controller in one JVM), reachable as kafka:9092."""
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    cluster_id = "-"
+    while cluster_id.startswith("-"):  # kafka-storage would take a leading '-' for an option
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
     docker("run", "-d", "--name", KAFKA, "--label", LABEL, "--network", NETWORK,
            "--network-alias", "kafka", "--hostname", "kafka", "-e", f"CLUSTER_ID={cluster_id}",
            "--entrypoint", "sh", image, "-c", KAFKA_SCRIPT)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.plan import prepare
-from harness.scenario import SCENARIOS_DIR, ScenarioError, load_scenario
+from harness.scenario import SCENARIOS_DIR, ScenarioError, load_scenario, parse_scenario
 
 VALID = """
 concurrency = 2
@@ -119,3 +119,40 @@ def test_a_scenarios_client_is_what_its_kafka_workloads_use_and_the_cluster_keep
     assert plan.variant.client.implementation == "librdkafka"  # the variant the cluster boots is unchanged
     client = plan.workloads["kafka-log"].client.state.client
     assert (client.implementation, client.version) == ("java", "4.4.0")
+
+
+def _judged(faults: list[str], variant: str = "fabric-recommended", kind: str | None = None):
+    from ground.variant import load_variant
+
+    nemesis = {"faults": faults, **({"kind": kind} if kind else {})}
+    scenario = parse_scenario({"name": "mine", "variant": variant, "workloads": [{"name": "ordering"}],
+                               "nemesis": nemesis}, "mine.toml")
+    return load_variant(variant).judgement(scenario.nemesis.fault_kinds)
+
+
+def test_a_scenario_of_ones_own_is_judged_by_its_faults_kinds_not_its_name():
+    judged = _judged(["kill-osn"])
+    assert (judged.kinds, judged.expectation, judged.available, judged.uncovered) == (["kill-osn"], "valid", True, [])
+
+
+def test_a_mix_of_kinds_takes_the_strictest_expectation_and_any_promise():
+    from ground.variant import load_variant
+
+    v = load_variant("acks-1")
+    kinds = ["kill-broker", "pause-broker"]
+    judged = v.judgement(kinds)
+    stated = [v.expect[k] for k in kinds]
+    assert judged.expectation == min(stated, key=["valid", "invalid", "invalid-possible"].index)
+    assert judged.available == any(v.available.get(k, False) for k in kinds)
+
+
+def test_a_fault_the_variants_tables_do_not_cover_is_named_as_uncovered_and_promises_nothing():
+    judged = _judged(["kill-minority", "kill-osn"])
+    assert judged.uncovered == ["kill-minority"] and judged.available is True
+    alone = _judged(["kill-minority"])
+    assert (alone.expectation, alone.available, alone.uncovered) == ("valid", False, ["kill-minority"])
+
+
+def test_a_scenario_may_still_name_its_kind():
+    judged = _judged(["kill-minority"], variant="unclean-election", kind="unclean-toggle")
+    assert judged.kinds == ["unclean-toggle"] and judged.uncovered == []

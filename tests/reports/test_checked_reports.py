@@ -19,7 +19,7 @@ from html_structure import parse_page
 
 from checkers.registry import CHECKS
 from tests.histories import HistoryBuilder, make_chain, poll_mop, send_mop
-from checkers.verdict import INFORMATIONAL, UNKNOWN, fails
+from checkers.verdict import UNKNOWN
 from ground.run_files import RESULTS_JSON as RESULTS_FILE
 from reports import history_digest
 from reports.report import write_report
@@ -313,6 +313,18 @@ def _hang(h: HistoryBuilder) -> None:
                type="info", error="timeout")
 
 
+def _stalled_osn(h: HistoryBuilder) -> None:
+    """ch0 on two OSNs: after the heal osn1's chain grows from 1 to 2 blocks, osn2 delivers
+    nothing new (it stopped for good)."""
+    chain = make_chain([["tx-1"], ["tx-2"]])
+    h.send(0, "t0", 1, offset=0)
+    for osn in ("osn1", "osn2"):
+        h.deliver(9, "ch0", osn, chain[:1])
+    _finish(h, {("t0", 0): [(0, 1)]})
+    h.deliver(9, "ch0", "osn1", chain, final=True)
+    h.deliver(9, "ch0", "osn2", chain[:1], final=True)
+
+
 # -- no anomaly -------------------------------------------------------------------------
 
 def _clean(h: HistoryBuilder) -> None:
@@ -340,6 +352,7 @@ HISTORIES: dict[str, Callable[[HistoryBuilder], None]] = {
     "lagging-osn": _lagging_osn, "config-not-alone": _config_not_alone, "batch-overflow": _batch_overflow,
     "node-crash": _node_crash,
     "unavailable-partition": _unavailable_partition, "halted-channel": _halted_channel, "hang": _hang,
+    "stalled-osn": _stalled_osn,
     CLEAN: _clean,
 }
 
@@ -351,7 +364,8 @@ ALSO: dict[str, set[str]] = {"nonmonotonic-send": {"realtime-order"}, "int-poll-
 # The verdict of a history whose anomaly leaves other checks unable to judge: a halted chain
 # and a hang leave what their final reads would have read unknown (no availability is
 # promised here, so the liveness anomalies themselves are allowed).
-VERDICT: dict[str, Any] = {"halted-channel": UNKNOWN, "hang": UNKNOWN}
+# A stalled OSN where nothing is promised makes the verdict unknown by its own rule.
+VERDICT: dict[str, Any] = {"halted-channel": UNKNOWN, "hang": UNKNOWN, "stalled-osn": UNKNOWN}
 
 
 @pytest.fixture(scope="module")
@@ -380,12 +394,11 @@ def _ops(run: Path) -> dict[int, dict[str, Any]]:
 
 
 def _role(anomaly: str) -> str:
-    """What the anomaly does to a verdict, by checkers/verdict.py (no run here is idempotent)."""
-    if anomaly in INFORMATIONAL:
-        return "informational"
-    if anomaly == "lagging-osn":
-        return "unknown"
-    return "fails" if fails(anomaly, idempotent=False) else "allowed"
+    """What the anomaly does to a verdict, by ground/anomalies.py (no run here is idempotent
+    or promised availability)."""
+    from ground.anomalies import effect_on
+
+    return effect_on(anomaly, idempotent=False, available=False)
 
 
 def _verdict(anomaly: str) -> bool | str:

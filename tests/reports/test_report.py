@@ -352,3 +352,27 @@ def test_banner_names_the_kafka_client_that_ran(runs, tmp_path):
     (run / "run.json").write_text(json.dumps(meta))
     banner = write_report(run).read_text().split('id="verdict"')[1].split("</section>")[0]
     assert "client: java 4.4.0" in banner
+
+
+def test_a_stalled_osns_cause_is_read_from_its_log_and_the_channels_offsets(tmp_path):
+    """The case of a restarted orderer asking for records retention had deleted: its start
+    offset is below the partition's log start, and the sentence says so."""
+    from reports.osn_evidence import last_distinct_problems, sentence, stalled_causes
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "osn2.log").write_text(
+        "2026-12-07 10:00:00.1 UTC [orderer.consensus.kafka] startThread -> INFO 01 [channel: ch1] Starting chain "
+        "with last persisted offset 16 and last recorded block [16]\n"
+        "2026-12-07 10:00:01.2 UTC [orderer.consensus.kafka] try -> WARN 02 [channel: ch1] Need to retry because "
+        "process failed = kafka server: The requested offset is outside the range of offsets\n"
+        "2026-12-07 10:00:02.3 UTC [orderer.consensus.kafka] try -> WARN 03 [channel: ch1] Need to retry because "
+        "process failed = kafka server: The requested offset is outside the range of offsets\n")
+    (tmp_path / "evidence").mkdir()
+    (tmp_path / "evidence" / "channels.json").write_text('{"ch1": {"log_start": 60, "log_end": 91}}')
+    (cause,) = stalled_causes(tmp_path, [{"channel": "ch1", "osn": "osn2", "height": 17, "channel_height": 91}])
+    assert (cause["start_offset"], cause["log_start"], cause["log_end"]) == (17, 60, 91)
+    assert [p["count"] for p in cause["problems"]] == [2]
+    assert sentence(cause) == ("osn2 stopped serving ch1 after the faults (height 17 of 91): it restarted asking "
+                               "Kafka for offset 17, below the log start offset 60 of its partition, whose records "
+                               "had been deleted.")
+    assert last_distinct_problems("INFO all fine\n") == []
