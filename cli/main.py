@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import check, clean, cluster, conformance, hunt, report, run, suite
+from cli import check, clean, cluster, conformance, hunt, report, reproduce, run, suite
 from ground.errors import UsageError
 
 COMMANDS = (
@@ -19,6 +19,7 @@ COMMANDS = (
     clean,  # clean
     suite,  # suite
     hunt,  # hunt
+    reproduce,  # reproduce, shrink
     conformance,  # conformance
 )
 

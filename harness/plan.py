@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ground.generator import (AnyOf, Concat, Generator, Mix, Phases, Seq, Sleep, Source, Stagger,
+from ground.generator import (NS, AnyOf, Concat, Context, Generator, Mix, Pending, Phases, Seq, Sleep, Source, Stagger,
                               Tag, TimeLimit, clients, derive_rng, nemesis)
 from ground.nemesis_protocol import Nemesis
-from ground.op import CLIENT_CRASH
+from ground.op import CLIENT_CRASH, NEMESIS
 from ground.validation_message import one_line
 from ground.variant import Judgement
 from ground.workload import Workload
@@ -62,13 +62,26 @@ class Plan:
         return s.duration + s.await_recovery + s.recovery_wait + s.final_read_time_limit
 
     def fault_plan(self) -> list[Request]:
-        """The random schedule's requests, a function of the seed alone (empty for one-at-a-time)."""
-        n = self.scenario.nemesis
-        if n.schedule != "random":
-            return []
-        return plan_schedule(n.faults, derive_rng(self.seed, "faults"), duration=self.scenario.duration,
-                             interval=n.interval, period=n.period, quiet=n.quiet, families=n.families,
-                             max_active=n.max_active)
+        """Every fault request of the main phase, a function of the scenario and its seed: a
+        random schedule's plan, a timeline's steps, or what one-at-a-time (and in-order) would
+        request were each fault instant (its requests then come `interval` apart)."""
+        n, s = self.scenario.nemesis, self.scenario
+        if n.schedule == "random":
+            return plan_schedule(n.faults, derive_rng(self.seed, "faults"), duration=s.duration,
+                                 interval=n.interval, period=n.period, quiet=n.quiet, families=n.families,
+                                 max_active=n.max_active)
+        if n.schedule == "timeline":
+            return [Request(int(step.at * NS), {"f": step.f, "fault": step.fault, "seed": step.seed}) for step in n.steps]
+        schedule = FaultSchedule(n.faults, n.interval, derive_rng(self.seed, "faults"), in_order=n.schedule == "in-order")
+        plan, now, end = [], 0, int(s.duration * NS)
+        while (answer := schedule.op(Context(now, NEMESIS, 0))) is not None:
+            if isinstance(answer, Pending):
+                if answer.until is None or answer.until >= end:
+                    break
+                now = answer.until
+                continue
+            plan.append(Request(now, answer))
+        return plan
 
     def generator(self) -> Phases:
         """main (workload ops at the target rate + the fault schedule, for `duration`) ->
@@ -86,7 +99,7 @@ class Plan:
             ops = AnyOf(Stagger(s.concurrency / s.client_crash_interval, crashes, derive_rng(seed, "client-crash-gaps")),
                         ops)
         faults: Generator
-        if s.nemesis.schedule == "random":
+        if s.nemesis.schedule in ("random", "timeline"):
             faults = RandomSchedule(self.fault_plan())
         else:
             faults = FaultSchedule(s.nemesis.faults, s.nemesis.interval, derive_rng(seed, "faults"),

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ground.fault_kinds import canonical
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
@@ -35,12 +35,24 @@ class WorkloadSpec(_Strict):
     options: dict[str, Any] = Field(default_factory=dict, description="checked by the workload")
 
 
+class TimelineStep(_Strict):
+    """One request of an explicit fault timeline: at `at` seconds into the main phase, start or
+    stop `fault`; `seed` feeds the fault's own choices (which of the nodes its role names)."""
+
+    at: float = Field(ge=0, le=DAY)
+    f: Literal["start", "stop"]
+    fault: str = Field(min_length=1)
+    seed: int = Field(0, ge=0, lt=2**63)
+
+
 class NemesisSpec(_Strict):
     faults: list[str] = Field(default_factory=list, description="fault names, picked at random (as the schedule says)")
-    schedule: Literal["one-at-a-time", "in-order", "random"] = Field(
+    schedule: Literal["one-at-a-time", "in-order", "random", "timeline"] = Field(
         "one-at-a-time", description="one-at-a-time: start a fault, stop it, start the next; in-order: the same, the "
                                      "faults in the order listed (then from the first again); random: faults that "
-                                     "overlap, drawn anew each period, with quiet between (harness.schedules.random_faults)")
+                                     "overlap, drawn anew each period, with quiet between (harness.schedules.random_faults); "
+                                     "timeline: exactly `steps` (what `ordeal shrink` writes)")
+    steps: list[TimelineStep] = Field(default_factory=list, description="timeline: the requests, in time order")
     interval: float = Field(10.0, gt=0, le=DAY, description="seconds between starting a fault and stopping it, and "
                                                             "between faults (random: between requests, on average)")
     period: float = Field(30.0, gt=0, le=DAY, description="random: seconds each draw of faults lasts")
@@ -52,6 +64,17 @@ class NemesisSpec(_Strict):
                                                         "(suites otherwise call it undecided)")
     kind: str | None = Field(None, description="the fault kind the variant's [expect] and [available] judge this "
                                                "scenario by; by default, the kinds of its faults")
+
+    @model_validator(mode="after")
+    def _timeline(self) -> "NemesisSpec":
+        if (self.schedule == "timeline") != bool(self.steps):
+            raise ValueError("steps: a timeline schedule has steps, and only a timeline schedule does")
+        unknown = sorted({s.fault for s in self.steps} - set(self.faults))
+        if unknown:
+            raise ValueError(f"steps: fault {unknown[0]} is not in nemesis.faults")
+        if any(b.at < a.at for a, b in zip(self.steps, self.steps[1:])):
+            raise ValueError("steps: not in time order")
+        return self
 
     @property
     def fault_kinds(self) -> tuple[str, ...]:

@@ -1,0 +1,202 @@
+"""`ordeal shrink RUN_DIR`: the least that still reproduces a finding.
+
+The run's fault schedule is a function of its scenario and seed (harness.plan.Plan.fault_plan),
+so it can be written out as an explicit timeline: each request a time, a start or stop, a
+fault (which names a role: a broker, the leader of a partition, the transaction coordinator)
+and the seed of that fault's own choice, never a container's name. Then, as Zeller's delta
+debugging does (ddmin), it drops fault steps while what is left still reproduces the finding:
+the anomaly kind in at least `need` of `tries` runs. A start is dropped or kept with its stop.
+Once the steps are 1-minimal, the main phase is cut to just after the last step, and each
+workload is dropped in turn where the finding comes without it. Every candidate is a real run
+on the real cluster; the budget bounds them all, and what was least when it ran out is kept.
+
+What it writes beside the run: shrunk.toml, the least scenario found (`schedule =
+"timeline"`), and shrink.json, every candidate tried with its outcome, the steps before and
+after, and the final scenario's measured rate.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ground.anomalies import fails
+from ground.generator import NS
+from ground.run_record import CheckResults
+from ground.settings_file import to_toml
+from harness.reproduce import ReproduceError, plan_of, recorded, run_tries
+
+SHRUNK_TOML = "shrunk.toml"
+SHRINK_JSON = "shrink.json"
+TAIL = 15.0  # seconds of main phase kept after the last step: the fault's effect must land
+
+
+@dataclass(frozen=True, eq=False)
+class Unit:
+    """What ddmin drops or keeps: a start with its stop, or a lone request (each unit itself:
+    two equal requests are still two units)."""
+
+    steps: tuple[dict[str, Any], ...]
+
+
+def timeline(plan_requests: list[Any]) -> list[Unit]:
+    """The requests as units: each start paired with the next stop of the same fault."""
+    steps = [{"at": round(r.at / NS, 3), **r.op} for r in plan_requests]
+    units: list[Unit] = []
+    used: set[int] = set()
+    for i, step in enumerate(steps):
+        if i in used:
+            continue
+        used.add(i)
+        if step["f"] == "start":
+            stop = next((j for j in range(i + 1, len(steps)) if j not in used and steps[j]["f"] == "stop"
+                         and steps[j]["fault"] == step["fault"]), None)
+            if stop is not None:
+                used.add(stop)
+                units.append(Unit((step, steps[stop])))
+                continue
+        units.append(Unit((step,)))
+    return units
+
+
+def steps_of(units: list[Unit]) -> list[dict[str, Any]]:
+    return sorted((s for u in units for s in u.steps), key=lambda s: (s["at"], s["f"] == "start"))
+
+
+def candidate(base: dict[str, Any], units: list[Unit], duration: float | None = None,
+              workloads: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The scenario with exactly `units` as its timeline (and a shorter main phase, fewer workloads)."""
+    steps = steps_of(units)
+    nemesis = dict(base["nemesis"])
+    nemesis.update(schedule="timeline", steps=steps,
+                   faults=sorted({s["fault"] for s in steps}) or nemesis.get("faults", []))
+    # The variant's expectations and promises follow the original's fault kinds, not the subset's.
+    nemesis.setdefault("kind", None)
+    out = dict(base, nemesis=nemesis)
+    if duration is not None:
+        out["duration"] = duration
+    if workloads is not None:
+        out["workloads"] = workloads
+    return out
+
+
+@dataclass
+class Shrinker:
+    base: dict[str, Any]
+    source: str
+    anomaly: str
+    tries: int
+    need: int
+    deadline: float
+    store: Path
+    pool: Any
+    say: Callable[[str], None]
+    log: list[dict[str, Any]] = field(default_factory=list)
+
+    def reproduces(self, scenario: dict[str, Any], what: str) -> bool:
+        """Whether `scenario` shows the anomaly in `need` of `tries` runs (stopping as soon as
+        that is decided either way)."""
+        if time.monotonic() > self.deadline:
+            raise TimeoutError
+        self.say(f"shrink: {what}")
+        got = run_tries(lambda: plan_of(scenario, self.source), self.tries, self.store, self.pool, self.say,
+                        enough=lambda t: t.found(self.anomaly) >= self.need
+                        or t.found(self.anomaly) + (self.tries - len(t.runs)) < self.need)
+        ok = got.found(self.anomaly) >= self.need
+        self.log.append({"tried": what, "steps": len(scenario["nemesis"]["steps"]), "duration": scenario["duration"],
+                         "workloads": [w["name"] for w in scenario["workloads"]],
+                         "found": f"{got.found(self.anomaly)}/{len(got.runs)}", "reproduces": ok})
+        return ok
+
+    def ddmin(self, units: list[Unit]) -> list[Unit]:
+        """Zeller's ddmin over units: a 1-minimal subset that still reproduces."""
+        n = 2
+        while len(units) >= 2:
+            chunks = [units[i * len(units) // n:(i + 1) * len(units) // n] for i in range(n)]
+            for i, chunk in enumerate(chunks):
+                if chunk and self.reproduces(candidate(self.base, chunk), f"{len(chunk)} of {len(units)} fault units"):
+                    units, n = chunk, 2
+                    break
+                rest = [u for j, c in enumerate(chunks) if j != i for u in c]
+                if n > 2 and rest and self.reproduces(candidate(self.base, rest),
+                                                      f"{len(rest)} of {len(units)} fault units"):
+                    units, n = rest, max(n - 1, 2)
+                    break
+            else:
+                if n >= len(units):
+                    break
+                n = min(2 * n, len(units))
+        return units
+
+
+def finding_of(run_dir: Path, asked: str | None) -> str:
+    """The anomaly kind to keep: the one asked for, else the run's first that failed its verdict."""
+    results = CheckResults.read(run_dir)
+    found = [a for a, body in (results.anomalies if results else {}).items()
+             if isinstance(body, dict) and body.get("count")]
+    if asked:
+        if asked not in found:
+            raise ReproduceError(f"{run_dir}: the run found no {asked} (it found: {', '.join(found) or 'nothing'})")
+        return asked
+    idempotent, available = bool(results and results.idempotent), bool(results and results.available)
+    failing = [a for a in found if fails(a, idempotent, available)]
+    if not failing:
+        raise ReproduceError(f"{run_dir}: no anomaly failed this run's verdict; name one with --anomaly")
+    return failing[0]
+
+
+def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: int = 2, budget: float = 3600.0,
+           store: Path = Path("store"), say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Shrink the run's finding; write shrunk.toml and shrink.json beside it; return shrink.json's content."""
+    from harness.cluster_pool import ClusterPool
+
+    run_dir = Path(run_dir)
+    if not 1 <= need <= tries:
+        raise ReproduceError(f"--need {need} must be between 1 and --tries {tries}")
+    kind = finding_of(run_dir, anomaly)
+    base, _ = recorded(run_dir)
+    source = str(run_dir / "scenario.json")
+    plan = plan_of(base, source)
+    base["nemesis"]["kind"] = base["nemesis"].get("kind") or (plan.scenario.nemesis.fault_kinds[0]
+                                                              if len(plan.scenario.nemesis.fault_kinds) == 1 else None)
+    units = timeline(plan.fault_plan())
+    before = len(steps_of(units))
+    pool = ClusterPool()
+    shrinker = Shrinker(base, source, kind, tries, need, time.monotonic() + budget,
+                        Path(store) / f"shrink-{plan.scenario.name}", pool, say)
+    best = candidate(base, units)
+    out_of_time = False
+    try:
+        if not shrinker.reproduces(best, f"the whole schedule as a timeline ({before} steps)"):
+            raise ReproduceError(f"{run_dir}: {kind} did not come back in {need} of {tries} runs of its own schedule; "
+                                 "`ordeal reproduce` measures its rate")
+        units = shrinker.ddmin(units)
+        best = candidate(base, units)
+        last = max((s["at"] for s in steps_of(units)), default=0.0)
+        shorter = round(min(best["duration"], last + TAIL), 1)
+        if shorter < best["duration"] and shrinker.reproduces(candidate(base, units, shorter),
+                                                              f"the main phase cut to {shorter} s"):
+            best = candidate(base, units, shorter)
+        for w in list(best["workloads"]):
+            rest = [x for x in best["workloads"] if x is not w]
+            if rest and shrinker.reproduces(dict(best, workloads=rest), f"without workload {w['name']}"):
+                best = dict(best, workloads=rest)
+    except TimeoutError:
+        out_of_time = True
+        say("shrink: the budget ran out; keeping the least found so far")
+    finally:
+        pool.close()
+    after = len(best["nemesis"]["steps"])
+    header = (f"Shrunk by `ordeal shrink` from {run_dir} ({kind}): {before} fault steps -> {after}.\n"
+              "The timeline names faults by role; each step's seed picks among the nodes of that role.")
+    (run_dir / SHRUNK_TOML).write_text(to_toml(best, header))
+    said = {"of": str(run_dir), "anomaly": kind, "tries": tries, "need": need, "steps_before": before,
+            "steps_after": after, "out_of_time": out_of_time, "scenario": str(run_dir / SHRUNK_TOML),
+            "candidates": shrinker.log}
+    (run_dir / SHRINK_JSON).write_text(json.dumps(said, indent=2) + "\n")
+    say(f"shrink: {kind}: {before} fault steps -> {after}; {run_dir / SHRUNK_TOML} "
+        f"(`ordeal reproduce` of a run of it measures its rate)")
+    return said
