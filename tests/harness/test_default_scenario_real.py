@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
+# About 121 s of make test; `make run` and the smoke suite's runs cover the same path (2026-12-07).
+pytestmark = [pytest.mark.cluster, pytest.mark.chaos, pytest.mark.nightly]
 
 
 def test_default_scenario_runs_end_to_end_and_leaves_a_complete_store(run_scenario) -> None:

@@ -639,6 +639,7 @@ def test_disk_loss_empties_the_disk_of_the_broker_it_names_only(zk_cluster: Any,
 
 # -- kraft-recommended: KRaft 4.4.0, 3 controllers -------------------------------------------
 
+@pytest.mark.nightly  # with its own KRaft boot, about 105 s of make test for the three (2026-12-07)
 def test_pause_controller_freezes_the_quorums_leader_until_resumed(kraft_cluster: Any,
                                                                   build: Callable[..., Any]) -> None:
     """In KRaft "controller" is the quorum's leader, a controller node (read by the fault from
@@ -648,6 +649,7 @@ def test_pause_controller_freezes_the_quorums_leader_until_resumed(kraft_cluster
     assert done["value"]["nodes"][0].startswith("controller"), done
 
 
+@pytest.mark.nightly  # with its own KRaft boot, about 105 s of make test for the three (2026-12-07)
 def test_controller_quorum_loss_cuts_a_majority_each_alone_and_no_leader_remains_until_healed(
         kraft_cluster: Any, build: Callable[..., Any]) -> None:
     cluster = kraft_cluster
@@ -676,6 +678,7 @@ def _listed_by_others(cluster: Any, broker: str) -> bool | None:
     return views.pop() if len(views) == 1 else None
 
 
+@pytest.mark.nightly  # with its own KRaft boot, about 105 s of make test for the three (2026-12-07)
 def test_isolate_broker_from_controllers_cuts_one_broker_from_the_controllers_only(
         kraft_cluster: Any, build: Callable[..., Any]) -> None:
     cluster = kraft_cluster

@@ -36,7 +36,7 @@ def fabric_conformance():
         cluster.down()
 
 
-@pytest.mark.nightly  # 50 s of make test; the replay under faults below stays in it
+@pytest.mark.nightly  # 50 s of make test (the replay under faults below is nightly too since 2026-12-07)
 def test_real_orderers_started_after_the_model_wrote_the_partition_cut_the_models_blocks(fabric_conformance):
     result = conformance.reverse(fabric_conformance, txs=400, channel="ch1")
     print("\n" + result.summary())
@@ -45,6 +45,7 @@ def test_real_orderers_started_after_the_model_wrote_the_partition_cut_the_model
     assert result.model_blocks > 20 and all(c.compared == result.model_blocks for c in result.comparisons)
 
 
+@pytest.mark.nightly  # about 123 s of make test (2026-12-07); the nightly job keeps it
 def test_every_block_fabric_cut_under_faults_equals_the_models_replay(fabric_conformance):
     result = conformance.run(fabric_conformance, txs=2400)
     print("\n" + result.summary())
