@@ -43,6 +43,9 @@ class MatrixSpec(_Strict):
     duration: float | None = Field(None, gt=0, le=7 * 86_400, description="main-phase seconds of these runs (default: each scenario's)")
     clients: list[Literal["librdkafka", "java"]] | None = Field(
         None, min_length=1, description="Kafka clients to run each cell on (default: each scenario's or variant's)")
+    expect: Literal["valid", "invalid", "invalid-possible"] | None = Field(
+        None, description="the verdict these cells must reach, instead of what their variants expect: a finding "
+                          "must come back where it lives (invalid) and not where it was fixed (valid)")
 
 
 class SuiteSpec(_Strict):
@@ -62,6 +65,7 @@ class Cell:
     round: int
     duration: float | None = None  # overrides the scenario's main phase
     client: str | None = None  # overrides the scenario's (and variant's) Kafka client implementation
+    expect: str | None = None  # overrides what the variant expects of the cell's run
 
     @property
     def label(self) -> str:
@@ -148,7 +152,7 @@ def cells(spec: SuiteSpec) -> list[Cell]:
     for m in spec.matrix:
         for _, v, s, c in itertools.product(range(m.repeat), m.variants, m.scenarios, m.clients or [None]):
             taken = sum(1 for cell in found if (cell.variant, cell.scenario, cell.client) == (v, s, c))
-            found.append(Cell(v, s, taken, m.duration, c))
+            found.append(Cell(v, s, taken, m.duration, c, m.expect))
     order = list(dict.fromkeys(c.variant for c in found))
     return sorted(found, key=lambda c: order.index(c.variant))  # stable: keeps the order within a variant
 
@@ -230,7 +234,7 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
     try:
         for n, cell in enumerate(todo, 1):
             plan = plan_cell(cell, source)
-            outcome = Outcome(cell, expected_verdict(plan))
+            outcome = Outcome(cell, cell.expect or expected_verdict(plan))
             result.outcomes.append(outcome)
             if result.signal:
                 outcome.skipped = f"suite stopped by signal {result.signal}"
