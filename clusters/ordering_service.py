@@ -188,12 +188,27 @@ class FabricOrderers:
         self._identities: dict[str, Identity] = {}
         self._channel_txs: dict[str, bytes] = {}
         self._volume: str | None = None
+        self._image: str | None = None
+
+    def image(self, cluster: Cluster, tags: "ImageTags") -> str:
+        """The orderer image: the bootstrap's 1.4.12 build (patched ones built on first use)."""
+        patches = tuple(cluster.variant.orderer.patches)
+        if not patches:
+            if tags.fabric_orderer is None:
+                raise ClusterError("the variant asks for Fabric's orderer but its image was not built")
+            return tags.fabric_orderer
+        raise ClusterError("orderer.patches are applied to fabric-2.5.16's source only (1.4.12 comes built "
+                           "from the Go module proxy)")
+
+    def bootstrap_env(self) -> dict[str, str]:
+        """How the orderer finds its genesis block: 1.4's General.GenesisMethod."""
+        return {"ORDERER_GENERAL_GENESISMETHOD": "file",
+                "ORDERER_GENERAL_GENESISFILE": f"{material_volume.MOUNT}/genesis.block"}
 
     # -- boot -----------------------------------------------------------------
     def prepare(self, cluster: Cluster, tags: "ImageTags", run_labels: dict[str, str]) -> list[Any]:
         """cryptogen's and configtxgen's material (the brokers' TLS too, under kafka_tls)."""
-        if tags.fabric_orderer is None:
-            raise ClusterError("the variant asks for Fabric's orderer but its image was not built")
+        self._image = self.image(cluster, tags)
         v = cluster.variant
         osns = _osn_ips(cluster)
         with tempfile.TemporaryDirectory(prefix="ordeal-fabric-") as tmp:
@@ -204,7 +219,7 @@ class FabricOrderers:
                                      raft_endpoints={name: f"{ip}:{OSN_PORT}" for name, ip in osns},
                                      broker_sans=_broker_sans(cluster))
             self._keep(made.root, v.orderer.tls)
-            self._volume = material_volume.store(cluster.client, tags.fabric_orderer, cluster.run, run_labels,
+            self._volume = material_volume.store(cluster.client, self._image, cluster.run, run_labels,
                                                  made.root)
         return _broker_mounts(cluster, self._volume)
 
@@ -218,8 +233,7 @@ class FabricOrderers:
                                          "%{level:.4s} %{id:03x} %{message}",
                 "ORDERER_GENERAL_LISTENADDRESS": "0.0.0.0",
                 "ORDERER_GENERAL_LISTENPORT": str(OSN_PORT),
-                "ORDERER_GENERAL_GENESISMETHOD": "file",
-                "ORDERER_GENERAL_GENESISFILE": f"{material_volume.MOUNT}/genesis.block",
+                **self.bootstrap_env(),
                 "ORDERER_GENERAL_LOCALMSPID": material.ORDERER_MSP,
                 "ORDERER_GENERAL_LOCALMSPDIR": f"{material_volume.MOUNT}/orderers/{name}/msp",
                 **fabric_tls_env(v.orderer.tls, name),
@@ -241,7 +255,7 @@ class FabricOrderers:
                 "ORDERER_OPERATIONS_LISTENADDRESS": "0.0.0.0:8443",
                 "ORDERER_METRICS_PROVIDER": "disabled",
             }
-            cluster.add_node(tags.fabric_orderer, name, "osn", ip, run_labels, env,
+            cluster.add_node(self._image or tags.fabric_orderer, name, "osn", ip, run_labels, env,
                          data_dir="/var/hyperledger/production",
                          extra_mounts=_material_mounts(self._volume))
 
@@ -435,6 +449,37 @@ def _scratch_labels(cluster: Cluster) -> dict[str, str]:
     return L.run_labels(cluster.run, cluster.variant.name, keep=False)
 
 
+class Fabric25Orderers(FabricOrderers):
+    """Fabric 2.5.16's orderer, Fabric's long-term-support release, which still has the Kafka
+    consenter: the same network material (1.4.12's cryptogen and configtxgen write it; 2.5
+    reads those capabilities), channels created the same way through the system channel, the
+    genesis block given as 2.x names it (General.BootstrapMethod). Built on first use from its
+    source, with the variant's patches applied (clusters/images/fabric_build.py)."""
+
+    implementation, version = "fabric-2.5.16", "2.5.16"
+
+    def image(self, cluster: Cluster, tags: "ImageTags") -> str:
+        from clusters.images.build import build_fabric_orderer_2_5
+        from clusters.images.fabric_build import FabricSourceMissing
+
+        try:
+            return build_fabric_orderer_2_5(cluster.client, cluster.cache, tags.base,
+                                            tuple(cluster.variant.orderer.patches))
+        except FabricSourceMissing as exc:
+            raise ClusterError(str(exc)) from None
+
+    def bootstrap_env(self) -> dict[str, str]:
+        return {"ORDERER_GENERAL_BOOTSTRAPMETHOD": "file",
+                "ORDERER_GENERAL_BOOTSTRAPFILE": f"{material_volume.MOUNT}/genesis.block"}
+
+
+ORDERING_SERVICES: dict[str, Callable[[], OrderingService]] = {
+    FabricOrderers.implementation: FabricOrderers,
+    Fabric25Orderers.implementation: Fabric25Orderers,
+    ModelOrderers.implementation: ModelOrderers,
+}
+
+
 def ordering_service(implementation: str) -> OrderingService:
     """The service object for a variant's `[orderer] implementation`."""
-    return FabricOrderers() if implementation == FabricOrderers.implementation else ModelOrderers()
+    return ORDERING_SERVICES[implementation]()

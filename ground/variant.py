@@ -105,9 +105,15 @@ CHANNEL_NAME = r"^[a-z][a-z0-9.-]{0,48}$"
 
 
 class OrdererSettings(_Strict):
-    # "fabric-1.4.12": Hyperledger Fabric's own orderer binary; "model": ordeal's Python model
-    # of Fabric's Kafka consenter (osn/). The real orderer is what users deploy.
-    implementation: Literal["fabric-1.4.12", "model"] = "fabric-1.4.12"
+    # "fabric-1.4.12": Hyperledger Fabric's own orderer binary (from the Go module proxy);
+    # "fabric-2.5.16": that of Fabric's long-term-support release, which still has the Kafka
+    # consenter (built on first use from a source tree, clusters/images/fabric_build.py);
+    # "model": ordeal's Python model of Fabric's Kafka consenter (osn/). The real orderer is
+    # what users deploy.
+    implementation: Literal["fabric-1.4.12", "fabric-2.5.16", "model"] = "fabric-1.4.12"
+    # Patch files (paths from the repository's root) applied to Fabric's source before the
+    # orderer is built: a fix shown under the reproducer that breaks the release.
+    patches: list[str] = Field(default_factory=list)
     channels: list[Annotated[str, StringConstraints(pattern=CHANNEL_NAME)]] = Field(
         default_factory=lambda: ["ch0", "ch1"], min_length=1)
     max_message_count: int = Field(10, ge=1)
@@ -180,12 +186,17 @@ class Variant(_Strict):
                                  "in ZooKeeper mode a broker is the controller (kafka.mode = \"kraft\" for them)")
             if c.zookeepers == 0:
                 raise ValueError("cluster.zookeepers (0): a ZooKeeper-mode variant needs an ensemble")
-        if c.osns and self.orderer.implementation == "fabric-1.4.12" and not kafka_versions.speaks_old_protocols(k.version):
+        fabric = self.orderer.implementation.startswith("fabric-")
+        if c.osns and fabric and not kafka_versions.speaks_old_protocols(k.version):
             # Seen here: the orderer sets up each channel's topic with CreateTopics v0, which a
-            # 4.4.0 broker refuses (UnsupportedVersionException), so no chain ever starts.
-            raise ValueError(f"orderer.implementation fabric-1.4.12 cannot use Kafka {k.version}: its client "
-                             "(sarama 1.19) sends request versions Kafka 4.0 removed (KIP-896; CreateTopics v0 is "
-                             "refused, so no channel starts); use implementation = \"model\" or a 3.x Kafka")
+            # 4.4.0 broker refuses (UnsupportedVersionException), so no chain ever starts. 2.5's
+            # sarama 1.20.1 speaks the same old versions.
+            raise ValueError(f"orderer.implementation {self.orderer.implementation} cannot use Kafka {k.version}: "
+                             "its client (sarama 1.19 / 1.20) sends request versions Kafka 4.0 removed (KIP-896; "
+                             "CreateTopics v0 is refused, so no channel starts); use implementation = \"model\" or "
+                             "a 3.x Kafka")
+        if self.orderer.patches and not fabric:
+            raise ValueError("orderer.patches are applied to Fabric's source: they need a fabric-* implementation")
         if k.min_insync_replicas > k.replication_factor:
             raise ValueError(f"kafka.min_insync_replicas ({k.min_insync_replicas}) exceeds "
                              f"kafka.replication_factor ({k.replication_factor})")

@@ -117,6 +117,19 @@ def build_fabric_orderer(client: docker.DockerClient, cache: Path, base: str, na
     return tag
 
 
+def build_fabric_orderer_2_5(client: docker.DockerClient, cache: Path, base: str, patches: tuple[str, ...] = (),
+                             namespace: str = "ordeal") -> str:
+    """Fabric 2.5.16's orderer, built on first use (fabric_build.fabric_tools_2_5), patched or
+    not: each patch set is an image repository of its own (named by a digest of the patch
+    paths; its tag is the tools' key), so a patched and a released build stand side by side."""
+    tools = fabric_build.fabric_tools_2_5(cache, patches)
+    repository = (f"{namespace}/fabric-orderer-{fabric_build.FABRIC_2_5}"
+                  + (f"-patched-{artifacts.digest(*patches)[:8]}" if patches else ""))
+    return _build(client, repository, base, IMAGES_DIR / "fabric",
+                  {"orderer": tools / "bin" / "orderer", "sampleconfig": tools / "sampleconfig"},
+                  [fabric_build.FABRIC_2_5, tools.name])
+
+
 def build_kafka(client: docker.DockerClient, cache: Path, base: str, version: str,
                 namespace: str = "ordeal") -> tuple[str, str]:
     """The jvm-libs and kafka images of one Kafka version, each in a repository of its own
