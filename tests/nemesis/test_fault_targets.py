@@ -637,6 +637,45 @@ def test_disk_loss_empties_the_disk_of_the_broker_it_names_only(zk_cluster: Any,
         _unmark(cluster.brokers)
 
 
+# -- the ordering nodes (once tests/nemesis/test_osn_chaos.py, which booted a cluster of its own) --
+
+@pytest.mark.parametrize("kind, did, undid", [("kill-osn", "kill", "start"), ("pause-osn", "pause", "resume")])
+def test_a_faulted_osn_does_not_answer_until_its_fault_is_undone(zk_cluster: Any, kind: str, did: str,
+                                                                 undid: str) -> None:
+    cluster = zk_cluster
+    fault = fault_factory(kind)({})
+    fault.setup(cluster)
+    try:
+        done = start(fault, kind)
+        osn = cluster.node(done["value"]["nodes"][0])
+        assert (done["f"], osn.role) == (did, "osn"), done
+        assert not cluster.osn_healthy(osn)
+        assert stop(fault, kind)["f"] == undid
+        assert until(lambda: cluster.osn_healthy(osn), WHOLE_TIMEOUT), f"{osn.name} not healthy again"
+        assert fault.heal_all() == []
+    finally:
+        restore(cluster)
+
+
+def test_an_isolated_osn_cannot_reach_a_broker_until_healed(zk_cluster: Any) -> None:
+    from clusters.node_config import CLUSTER_PORT
+
+    cluster = zk_cluster
+    fault = fault_factory("isolate-node")({"target": {"role": "osn"}})
+    fault.setup(cluster)
+    try:
+        done = start(fault, "isolate-node")
+        osn, broker = cluster.node(done["value"]["nodes"][0]), cluster.brokers[0]
+        assert osn.role == "osn"
+        address = f"{broker.ip}:{CLUSTER_PORT}"
+        assert namespace.tcp_probe(osn.pid, [(broker.ip, CLUSTER_PORT)])[address] == "timeout"
+        healed = stop(fault, "isolate-node")
+        assert healed["f"] == "heal" and healed["value"]["connected"] is True
+        assert namespace.reachable(namespace.tcp_probe(osn.pid, [(broker.ip, CLUSTER_PORT)])[address])
+    finally:
+        restore(cluster)
+
+
 # -- kraft-recommended: KRaft 4.4.0, 3 controllers -------------------------------------------
 
 @pytest.mark.nightly  # with its own KRaft boot, about 105 s of make test for the three (2026-12-07)
