@@ -18,7 +18,7 @@ def settings_path(name_or_path: str, shipped: Path) -> Path:
     """A file path as given, or <shipped>/<name>.toml (shown relative to the working
     directory when it is below it, as from the repository)."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" or path.exists():
+    if path.suffix == ".toml" or path.is_file():  # a folder of that name (findings/) is no settings file
         return path
     found = shipped / f"{name_or_path}.toml"
     try:

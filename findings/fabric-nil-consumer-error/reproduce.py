@@ -51,6 +51,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -469,16 +470,20 @@ class Helper:
                                   stderr=subprocess.PIPE, text=True)
 
     def read(self, step: str, timeout: float) -> dict:
-        # The helper prints one JSON object per line; stdout is read with a deadline by
-        # polling (the helper exits on its own once done; its own socket timeouts are 30 s).
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.p.stdout.readline()
-            if not line:
-                break
-            msg = json.loads(line)
-            if msg.get("step") == step:
-                return msg
+        """The helper's next JSON line for `step`; a watchdog removes the helper's container
+        after `timeout` seconds, which ends a blocked readline() with end of file."""
+        watchdog = threading.Timer(timeout, self.kill)
+        watchdog.start()
+        try:
+            while True:
+                line = self.p.stdout.readline()
+                if not line:
+                    break
+                msg = json.loads(line)
+                if msg.get("step") == step:
+                    return msg
+        finally:
+            watchdog.cancel()
         self.kill()
         raise SetupError(f"the Kafka client gave no '{step}' step: {self.p.stderr.read()[-800:]}")
 
@@ -517,7 +522,6 @@ def one_run(args: argparse.Namespace, n: int) -> tuple[str, dict]:
         docker("pause", ORDERER)
         paused = True
         helper = Helper(args.python_image, args.backlog, args.size)
-        # readline() below blocks without a deadline of its own; a watchdog bounds it.
         before = helper.read("before", 90)
         produced = helper.read("produced", 180)
         print(f"orderer paused; wrote {produced['count']} messages of {args.size} B at offsets "
