@@ -122,7 +122,7 @@ def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body,
 def test_shipped_suites_load_and_the_nightly_covers_every_variant_and_fault_kind():
     from ground.variant import load_variant
 
-    nightly = {(c.variant, c.scenario) for name in ("nightly", "nightly-kraft", "nightly-raft")
+    nightly = {(c.variant, c.scenario) for name in ("nightly", "nightly-kraft", "nightly-raft", "nightly-fabric-2.5")
                for c in cells(load_suite(name))}
     variants = [load_variant(p.stem) for p in VARIANTS_DIR.glob("*.toml")]
     assert nightly == {(v.name, k) for v in variants for k in FAULT_KINDS if v.refuses_fault_kind(k) is None}
