@@ -190,6 +190,9 @@ def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: i
     finally:
         pool.close()
     after = len(best["nemesis"]["steps"])
+    best = dict(best, name=f"{base['name']}-shrunk",
+                description=f"{kind} of {run_dir.name} ({base['name']} with seed {base['seed']}), shrunk: "
+                            f"{after} of its {before} fault steps")
     header = (f"Shrunk by `ordeal shrink` from {run_dir} ({kind}): {before} fault steps -> {after}.\n"
               "The timeline names faults by role; each step's seed picks among the nodes of that role.")
     (run_dir / SHRUNK_TOML).write_text(to_toml(best, header))
