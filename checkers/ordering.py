@@ -338,12 +338,13 @@ def batch_overflows(chain: DataFrame, placed: DataFrame) -> DataFrame:
                                  "config_tx", "config_number"))
 
 
-def lagging_osns(height: DataFrame, stalled: DataFrame) -> DataFrame:
+def lagging_osns(height: DataFrame, stalled: DataFrame | None = None) -> DataFrame:
     """An OSN whose height for a channel is below the channel's highest and that was still
     moving (verdict unknown); one that stopped for good is a stalled-osn instead (`stalled_chains`)."""
     top = height.groupBy(*CHANNEL).agg(F.max("height").alias("channel_height"))
-    bad = (height.join(top, CHANNEL).filter(F.col("height") < F.col("channel_height"))
-           .join(stalled.select(*CHAIN), CHAIN, "left_anti"))
+    bad = height.join(top, CHANNEL).filter(F.col("height") < F.col("channel_height"))
+    if stalled is not None:
+        bad = bad.join(stalled.select(*CHAIN), CHAIN, "left_anti")
     return anomaly_rows(bad, "lagging-osn", F.array("index"),
                         F.struct("channel", "osn", "height", "channel_height"))
 

@@ -59,10 +59,10 @@ def keep_channel_offsets(cluster: ClusterView, run_dir: Path) -> None:
     """Each channel partition's log start and end offsets as the run ends, into
     run_dir/evidence/channels.json: what explains an OSN that asked for records Kafka had
     already deleted (reports/osn_evidence.py). Never raises: it is evidence, not the verdict."""
-    channels = list(cluster.variant.orderer.channels) if cluster.osns else []
-    if not channels:
-        return
     try:
+        channels = list(cluster.variant.orderer.channels) if cluster.osns else []
+        if not channels:
+            return
         from clusters.kafka_topics import log_offsets
 
         found = log_offsets(cluster.bootstrap_servers(), [(c, 0) for c in channels])

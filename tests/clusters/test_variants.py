@@ -101,9 +101,10 @@ def test_fabric_recommended_matches_the_fabric_guide() -> None:
 def test_the_real_orderer_is_the_default_and_one_variant_keeps_the_model() -> None:
     for name in SHIPPED:
         v = load_variant(name)
-        # Fabric 1.4.12's orderer cannot use Kafka 4.x: the 4.x variants run the model.
+        # Fabric's orderer cannot use Kafka 4.x: the 4.x variants run the model; one variant
+        # runs Fabric's long-term-support release.
         expected = "model" if name == "fabric-recommended-model" or v.kafka.version.startswith("4.") \
-            else "fabric-1.4.12"
+            else "fabric-2.5.16" if name == "fabric-2.5-recommended" else "fabric-1.4.12"
         assert v.orderer.implementation == expected
     real, model = load_variant("fabric-recommended"), load_variant("fabric-recommended-model")
     assert real.model_dump(exclude={"name", "description", "orderer", "expect"}) == \
