@@ -1,8 +1,10 @@
-"""Why an OSN stopped, from what a run keeps: the OSN's own log (logs/<osn>.log) and the
-channels' partition offsets asked of Kafka as the run ended (evidence/channels.json, written
-by harness/evidence.py). A stalled-osn row gets, beside its heights: the offset the OSN said
-it started its chain from, the partition's log start and end offsets, and its last distinct
-ERROR and WARN lines with their counts.
+"""Why something stopped serving, from what a run keeps: the nodes' logs (logs/<node>.log) and
+the channels' partition offsets asked of Kafka as the run ended (evidence/channels.json,
+written by harness/evidence.py). A stalled-osn row gets, beside its heights: the offset the
+OSN said it started its chain from, the partition's log start and end offsets, and its last
+distinct ERROR and WARN lines with their counts. An unavailable-partition row gets the
+partition's leader and ISR history as the brokers logged it (their state-change and
+partition lines).
 
 Both orderers say where a chain starts: Fabric's Kafka chain logs "[channel: ch1] Starting
 chain with last persisted offset 1260 and last recorded block [123]" (it then asks Kafka for
@@ -98,3 +100,33 @@ def sentence(cause: dict[str, Any]) -> str:
     if cause.get("problems"):
         return said + f"; its last error: {cause['problems'][-1]['line']}."
     return said + "."
+
+
+_LEADERSHIP = re.compile(r"leader|isr|offlinepartition|onlinepartition|elect", re.IGNORECASE)
+HISTORY_LINES = 20
+
+
+def partition_history(run_dir: Path, topic: str, partition: int, limit: int = HISTORY_LINES) -> list[str]:
+    """The last `limit` lines any broker logged about the partition's leader or ISR, in time
+    order (each line begins with its timestamp), each with the broker that logged it."""
+    name = f"{topic}-{partition}"
+    found: list[str] = []
+    for log in sorted((run_dir / LOGS).glob("kafka*.log")):
+        try:
+            text = log.read_text(errors="replace")
+        except OSError:
+            continue
+        found += [f"{line[:300]}  [{log.stem}]" for line in text.splitlines()
+                  if re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", line) and _LEADERSHIP.search(line)]
+    return sorted(found)[-limit:]
+
+
+def unavailable_causes(run_dir: Path, examples: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each unavailable-partition example with its partition's leader and ISR history."""
+    out = []
+    for ex in examples:
+        cause = dict(ex)
+        if isinstance(ex.get("topic"), str) and isinstance(ex.get("partition"), int):
+            cause["history"] = partition_history(run_dir, ex["topic"], ex["partition"])
+        out.append(cause)
+    return out

@@ -12,7 +12,7 @@ from typing import Any
 
 from ground.run_files import REPORT_HTML
 from reports import history_digest
-from reports.osn_evidence import sentence, stalled_causes
+from reports.osn_evidence import sentence, stalled_causes, unavailable_causes
 from reports.history_digest import HistoryDigest, TimelineOp, context_of, digest_history, focus_of, short
 from reports.junit import write_junit
 from reports.page import render
@@ -253,7 +253,7 @@ def _verdict_line(verdict: str, tiles: list[Tile], files: RunFiles) -> str:
 
 
 # Example fields shown as blocks of text under the examples table, not as a column.
-TEXT_FIELDS = ("log_tail", "problems")
+TEXT_FIELDS = ("log_tail", "problems", "history")
 
 
 def _sections(files: RunFiles) -> list[AnomalySection]:
@@ -262,6 +262,8 @@ def _sections(files: RunFiles) -> list[AnomalySection]:
         examples = a.examples[:EXAMPLES_SHOWN]
         if a.name == "stalled-osn":  # with what explains it: its start offset, the partition's, its errors
             examples = stalled_causes(files.path, examples)
+        elif a.name == "unavailable-partition":  # with its leader and ISR history from the brokers' logs
+            examples = unavailable_causes(files.path, examples)
         columns: list[str] = []
         for ex in examples:
             columns += [k for k in ex if k not in columns and k not in TEXT_FIELDS]

@@ -376,3 +376,18 @@ def test_a_stalled_osns_cause_is_read_from_its_log_and_the_channels_offsets(tmp_
                                "Kafka for offset 17, below the log start offset 60 of its partition, whose records "
                                "had been deleted.")
     assert last_distinct_problems("INFO all fine\n") == []
+
+
+def test_an_unavailable_partitions_leader_and_isr_history_is_read_from_the_brokers_logs(tmp_path):
+    from reports.osn_evidence import unavailable_causes
+
+    (tmp_path / "logs").mkdir()
+    (tmp_path / "logs" / "kafka1.log").write_text(
+        "[2026-12-07 10:00:01,000] INFO [Partition t0-1 broker=1] Shrinking ISR from 1,2,3 to 1 (kafka.cluster.Partition)\n"
+        "[2026-12-07 10:00:03,000] INFO [Broker id=1] Follower t0-10 starts at leader epoch 2 (state.change.logger)\n")
+    (tmp_path / "logs" / "kafka2.log").write_text(
+        "[2026-12-07 10:00:02,000] INFO [Controller id=2 epoch=1] Changed partition t0-1 from OnlinePartition to "
+        "OfflinePartition (state.change.logger)\n")
+    (cause,) = unavailable_causes(tmp_path, [{"topic": "t0", "partition": 1, "attempts": 3}])
+    assert [line.split("]")[0] for line in cause["history"]] == ["[2026-12-07 10:00:01,000", "[2026-12-07 10:00:02,000"]
+    assert cause["history"][1].endswith("[kafka2]")
