@@ -335,8 +335,9 @@ def elect_unclean(cluster: ClusterView, partitions: list[tuple[str, int]], timeo
 
     if not partitions:
         return {}
-    # Timeouts are those of socket.timeout.ms: confluent-kafka 2.16.1's elect_leaders raises
-    # TypeError for request_timeout or operation_timeout (a bug in its argument parsing).
+    # Timeouts are those of socket.timeout.ms: confluent-kafka's elect_leaders (2.6.0 to 2.16.2)
+    # raises SystemError for request_timeout or operation_timeout, a missing comma in its C
+    # extension's keyword list (findings/confluent-kafka-elect-leaders-timeout/).
     admin = admin_client(cluster.bootstrap_servers(), **{"socket.timeout.ms": int(timeout * 1000)})
     try:
         results = admin.elect_leaders(ElectionType.UNCLEAN, [TopicPartition(t, p) for t, p in partitions]) \
