@@ -71,8 +71,9 @@ def candidate(base: dict[str, Any], units: list[Unit], duration: float | None = 
     """The scenario with exactly `units` as its timeline (and a shorter main phase, fewer workloads)."""
     steps = steps_of(units)
     nemesis = dict(base["nemesis"])
-    nemesis.update(schedule="timeline", steps=steps,
-                   faults=sorted({s["fault"] for s in steps}) or nemesis.get("faults", []))
+    faults = sorted({s["fault"] for s in steps}) or nemesis.get("faults", [])
+    nemesis.update(schedule="timeline", steps=steps, faults=faults,
+                   options={f: o for f, o in (nemesis.get("options") or {}).items() if f in faults})
     # The variant's expectations and promises follow the original's fault kinds, not the subset's.
     nemesis.setdefault("kind", None)
     out = dict(base, nemesis=nemesis)
@@ -95,6 +96,7 @@ class Shrinker:
     pool: Any
     say: Callable[[str], None]
     log: list[dict[str, Any]] = field(default_factory=list)
+    best: dict[str, Any] | None = None  # the least scenario found so far that reproduces
 
     def reproduces(self, scenario: dict[str, Any], what: str) -> bool:
         """Whether `scenario` shows the anomaly in `need` of `tries` runs (stopping as soon as
@@ -106,6 +108,8 @@ class Shrinker:
                         enough=lambda t: t.found(self.anomaly) >= self.need
                         or t.found(self.anomaly) + (self.tries - len(t.runs)) < self.need)
         ok = got.found(self.anomaly) >= self.need
+        if ok:
+            self.best = scenario
         self.log.append({"tried": what, "steps": len(scenario["nemesis"]["steps"]), "duration": scenario["duration"],
                          "workloads": [w["name"] for w in scenario["workloads"]],
                          "found": f"{got.found(self.anomaly)}/{len(got.runs)}", "reproduces": ok})
@@ -167,28 +171,28 @@ def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: i
     pool = ClusterPool()
     shrinker = Shrinker(base, source, kind, tries, need, time.monotonic() + budget,
                         Path(store) / f"shrink-{plan.scenario.name}", pool, say)
-    best = candidate(base, units)
+    whole = candidate(base, units)
     out_of_time = False
     try:
-        if not shrinker.reproduces(best, f"the whole schedule as a timeline ({before} steps)"):
+        if not shrinker.reproduces(whole, f"the whole schedule as a timeline ({before} steps)"):
             raise ReproduceError(f"{run_dir}: {kind} did not come back in {need} of {tries} runs of its own schedule; "
                                  "`ordeal reproduce` measures its rate")
         units = shrinker.ddmin(units)
-        best = candidate(base, units)
         last = max((s["at"] for s in steps_of(units)), default=0.0)
-        shorter = round(min(best["duration"], last + TAIL), 1)
-        if shorter < best["duration"] and shrinker.reproduces(candidate(base, units, shorter),
-                                                              f"the main phase cut to {shorter} s"):
-            best = candidate(base, units, shorter)
-        for w in list(best["workloads"]):
-            rest = [x for x in best["workloads"] if x is not w]
-            if rest and shrinker.reproduces(dict(best, workloads=rest), f"without workload {w['name']}"):
-                best = dict(best, workloads=rest)
+        shorter = round(min(whole["duration"], last + TAIL), 1)
+        if shorter < whole["duration"]:
+            shrinker.reproduces(candidate(base, units, shorter), f"the main phase cut to {shorter} s")
+        for w in list(shrinker.best["workloads"]):
+            least = shrinker.best
+            rest = [x for x in least["workloads"] if x is not w]
+            if rest:
+                shrinker.reproduces(dict(least, workloads=rest), f"without workload {w['name']}")
     except TimeoutError:
         out_of_time = True
         say("shrink: the budget ran out; keeping the least found so far")
     finally:
         pool.close()
+    best = shrinker.best or whole
     after = len(best["nemesis"]["steps"])
     best = dict(best, name=f"{base['name']}-shrunk",
                 description=f"{kind} of {run_dir.name} ({base['name']} with seed {base['seed']}), shrunk: "

@@ -64,3 +64,11 @@ def test_delta_debugging_keeps_just_the_units_that_bring_the_finding_back():
     assert set(kept) == needed
     assert len(asked) < 4 * len(units)  # far fewer candidates than subsets
     assert steps_of(kept) == sorted((s for u in needed for s in u.steps), key=lambda s: (s["at"], s["f"] == "start"))
+
+
+def test_a_candidate_keeps_the_options_of_its_own_faults_only():
+    base = load_scenario("random", {"seed": 3}).model_dump(mode="json", exclude_none=True)
+    base["nemesis"]["options"] = {f: {"seed": 1} for f in base["nemesis"]["faults"]}
+    units = timeline(prepare(parse_scenario(base, "r"), "r").fault_plan())
+    shrunk = parse_scenario(candidate(base, units[:1]), "r")  # an option of a dropped fault would be refused
+    assert set(shrunk.nemesis.options) == set(shrunk.nemesis.faults)
