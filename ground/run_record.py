@@ -77,7 +77,7 @@ class _File(BaseModel):
         """Written whole or not at all (a rename), so a reader never sees half a file."""
         path = Path(run_dir) / self.FILE
         tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.model_dump(mode="json", exclude_none=True), indent=2) + "\n")
+        tmp.write_text(json.dumps(self.model_dump(mode="json"), indent=2) + "\n")
         tmp.replace(path)
         return path
 
