@@ -6,7 +6,6 @@ from __future__ import annotations
 import tomllib
 
 from checkers.registry import CHECKS
-from checkers.verdict import KAFKA, NODES, ORDERING
 from ground.fault_kinds import FAULT_KINDS, MODE_FAULT_KINDS, SCHEDULE_KINDS
 from harness.scenario import SCENARIOS_DIR
 from nemesis.registry import FAULTS
