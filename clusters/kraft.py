@@ -71,12 +71,8 @@ class QuorumUnanswered(Exception):
 def described_leader(bootstrap_servers: str, timeout: float = 5.0) -> int | None:
     """The node id of the metadata quorum's leader as DescribeQuorum answers it (None: the
     quorum has no leader now). QuorumUnanswered when no broker answers."""
-    import logging
-
     from kafka import errors as Errors
     from kafka.admin import KafkaAdminClient
-
-    logging.getLogger("kafka").setLevel(logging.ERROR)  # its connection warnings are not ordeal's output
 
     try:
         admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=int(timeout * 1000),
