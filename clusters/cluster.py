@@ -136,13 +136,7 @@ class Cluster(NodesByRole):
         return self.node(f"kafka{desc.controller.id}") if desc.controller and desc.controller.id >= 0 else None
 
     def active_controller(self) -> Node | None:
-        """KRaft: the quorum's leader as DescribeQuorum answers it; when no broker can be
-        asked, the controller a majority of the voters' files follow (clusters/kraft.py)."""
-        try:
-            leader = kraft.described_leader(self.bootstrap_servers())
-            return self.node(f"controller{leader - CONTROLLER_ID_BASE}") if leader is not None else None
-        except kraft.QuorumUnanswered:
-            pass
+        """KRaft: the controller a majority of the voters follow (clusters/kraft.py)."""
         views = {}
         for node in self.controllers:
             raw = node.read_file(kraft.QUORUM_STATE)

@@ -1,11 +1,8 @@
-"""KRaft's metadata quorum: which controller is active.
+"""KRaft's metadata quorum, read from the controllers themselves.
 
 Which controller is active (the quorum's leader) is not in what brokers tell clients: in
 KRaft a Metadata or DescribeCluster answer names a random live broker as "controller"
-(KIP-590), and librdkafka has no DescribeQuorum. So it is asked with DescribeQuorum, which a
-broker forwards to the quorum (kafka-python's admin client speaks it): the quorum's own
-answer, with no leader (-1) while it has none. Only when no broker answers at all is the
-quorum read from the controllers' files instead, as before. Each controller keeps its view of the
+(KIP-590), and librdkafka has no DescribeQuorum. Each controller keeps its view of the
 quorum in `__cluster_metadata-0/quorum-state` (Kafka's FileQuorumStateStore, a small JSON
 file rewritten at every election state it enters): the epoch, and the leader it follows
 or is, once known. A controller that is isolated or paused keeps an old view, and a lone
@@ -62,32 +59,3 @@ def active_leader(views: dict[str, QuorumView], voters: int) -> int | None:
     held = Counter((v.epoch, v.leader) for v in views.values() if v.leader is not None)
     agreed = [(epoch, leader) for (epoch, leader), n in held.items() if n > voters // 2]
     return max(agreed)[1] if agreed else None
-
-
-class QuorumUnanswered(Exception):
-    """No broker answered a DescribeQuorum (all down, paused or cut off)."""
-
-
-def described_leader(bootstrap_servers: str, timeout: float = 5.0) -> int | None:
-    """The node id of the metadata quorum's leader as DescribeQuorum answers it (None: the
-    quorum has no leader now). QuorumUnanswered when no broker answers."""
-    from kafka import errors as Errors
-    from kafka.admin import KafkaAdminClient
-
-    try:
-        admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers, request_timeout_ms=int(timeout * 1000),
-                                 bootstrap_timeout_ms=int(timeout * 1000), client_id="ordeal-quorum")
-    except Exception as exc:  # noqa: BLE001 - kafka-python raises many kinds when nothing answers
-        raise QuorumUnanswered(f"{exc.__class__.__name__}: {exc}") from None
-    try:
-        answer = admin.describe_metadata_quorum()
-    except Errors.BrokerResponseError:  # a broker answered with an error: the quorum has no leader to answer
-        return None
-    except Exception as exc:  # noqa: BLE001 - nothing answered: a connection or a client-side timeout
-        raise QuorumUnanswered(f"{exc.__class__.__name__}: {exc}") from None
-    finally:
-        admin.close()
-    topics = answer.get("topics") if isinstance(answer, dict) else None
-    partitions = topics[0].get("partitions") if topics else None
-    leader = partitions[0].get("leader_id") if partitions else None
-    return leader if isinstance(leader, int) and leader >= 0 else None
