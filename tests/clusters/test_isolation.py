@@ -92,25 +92,20 @@ def test_two_runs_of_one_variant_at_once_each_boot_their_own_cluster(tmp_path: P
 def test_a_run_whose_cluster_is_removed_under_it_ends_with_cluster_lost_and_no_verdict(tmp_path: Path) -> None:
     child = ordeal_run(scenario(tmp_path, duration=40), tmp_path / "store")
     deadline = time.monotonic() + 600
-    run_json = None
-    while time.monotonic() < deadline and child.poll() is None:
-        found = list((tmp_path / "store").glob("solo/*/run.json"))
-        if found and "cluster" in (data := json.loads(found[0].read_text())):
-            run_json = data
-            break
+    # The cluster goes once the workload has recorded a send, so that the run is caught mid-way.
+    # Its name is on the containers the run's process owns (run.json names it only at the end).
+    run = None
+    while time.monotonic() < deadline and child.poll() is None and run is None:
+        histories = list((tmp_path / "store").glob("solo/*/history.jsonl"))
+        if histories and "send" in recorded_fs(histories[0]):
+            owned = docker.from_env().containers.list(filters={"label": f"{L.OWNER_PID}={child.pid}"})
+            run = owned[0].labels[L.RUN] if owned else None
         time.sleep(0.5)
-    if run_json is None:
+    if run is None:
         child.kill()
         out, err = child.communicate(timeout=60)
-        raise AssertionError(f"the run never reached its cluster (exit {child.returncode}); its output:\n{out}\n{err}")
-    # The cluster goes once the workload has recorded a send, so that the run is caught mid-way
-    # (on a loaded host its first send can come well after the cluster is named in run.json).
-    history = next((tmp_path / "store").glob("solo/*/run.json")).parent / "history.jsonl"
-    while time.monotonic() < deadline and child.poll() is None:
-        if "send" in recorded_fs(history):
-            break
-        time.sleep(0.5)
-    remove_run(docker.from_env(), run_json["cluster"])
+        raise AssertionError(f"the run never reached its first send (exit {child.returncode}); its output:\n{out}\n{err}")
+    remove_run(docker.from_env(), run)
     out, err = child.communicate(timeout=300)
     assert child.returncode == 3, err
     assert "cluster lost:" in err and "valid:" not in out
