@@ -8,8 +8,12 @@ from typing import Any
 
 
 class ClusterPool:
-    def __init__(self) -> None:
+    def __init__(self, lease_kept: bool = True) -> None:
+        """`lease_kept`: use a kept idle cluster of the variant when there is one. Reproducing
+        a finding must not (a kept cluster may be the very one the finding's run left behind,
+        data lost; and the pool cannot reboot a cluster it did not boot)."""
         self._clusters: dict[str, tuple[Any, bool]] = {}
+        self._lease_kept = lease_kept
 
     def get(self, variant: Any) -> Any:
         """The cluster of `variant`; raises clusters.cluster.ClusterError when it cannot come up."""
@@ -18,7 +22,7 @@ class ClusterPool:
 
             for other in list(self._clusters):
                 self.release(other)
-            running = Cluster.lease_kept(variant)
+            running = Cluster.lease_kept(variant) if self._lease_kept else None
             self._clusters[variant.name] = (running, False) if running is not None else (Cluster.up(variant), True)
         return self._clusters[variant.name][0]
 

@@ -133,7 +133,7 @@ def reproduce(run_dir: Path, runs: int, store: Path, say: Callable[[str], None] 
     plan = plan_of(scenario, str(run_dir / SCENARIO_JSON))
     say(f"reproduce: {plan.scenario.name} with seed {plan.seed} on {plan.variant.name if plan.variant else '-'}, "
         f"{runs} runs")
-    pool = ClusterPool()
+    pool = ClusterPool(lease_kept=False)  # clusters of its own, booted again after each invalid run
     try:
         got = run_tries(lambda: plan_of(scenario, str(run_dir / SCENARIO_JSON)), runs,
                         Path(store) / f"reproduce-{plan.scenario.name}", pool, say)

@@ -168,7 +168,7 @@ def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: i
                                                               if len(plan.scenario.nemesis.fault_kinds) == 1 else None)
     units = timeline(plan.fault_plan())
     before = len(steps_of(units))
-    pool = ClusterPool()
+    pool = ClusterPool(lease_kept=False)  # clusters of its own, booted again after each invalid run
     shrinker = Shrinker(base, source, kind, tries, need, time.monotonic() + budget,
                         Path(store) / f"shrink-{plan.scenario.name}", pool, say)
     whole = candidate(base, units)
