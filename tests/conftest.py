@@ -121,6 +121,43 @@ def check_together(spark, tmp_path_factory):
     return check
 
 
+@pytest.fixture(scope="session")
+def find_together(spark, tmp_path_factory):
+    """The anomaly rows of histories found as one batch by every registered checker that reads
+    them (checkers.registry.CHECKS, as `ordeal check` runs them, not a pipeline rebuilt by
+    hand): name -> rows ({anomaly, evidence, example}, the example parsed), sorted by evidence.
+    Unlike results.json, each row keeps its own evidence. A module of anomaly tests builds its
+    histories at import and finds them all with one call, as check_together does."""
+    from pyspark.sql import functions as F
+
+    from checkers.check import batch_tables
+    from checkers.checker import gathered
+    from checkers.ingest.history import HISTORY, load_history
+    from checkers.registry import CHECKS
+    from checkers.runtime.session import fit_to_input
+
+    def find(histories: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+        root = tmp_path_factory.mktemp("found")
+        loaded = [load_history(history.write(root / f"{n}.jsonl"), root / f"{n}.parquet")
+                  for n, history in enumerate(histories.values())]
+        running = [c for c in CHECKS.values() if any(c.reads(h.counts) for h in loaded)]
+        fit_to_input(spark, sum(h.counts.ops for h in loaded))
+        tables = batch_tables(spark, loaded)
+        frames = [c.find(tables).rows.select(HISTORY, "anomaly", "evidence", "example") for c in running]
+        got: dict[str, list[dict[str, Any]]] = {name: [] for name in histories}
+        names = list(histories)
+        if frames:
+            union = frames[0]
+            for more in frames[1:]:
+                union = union.unionByName(more)
+            for r in gathered(union).orderBy(HISTORY, F.col("evidence")).collect():
+                got[names[r[HISTORY]]].append({"anomaly": r["anomaly"], "evidence": list(r["evidence"]),
+                                               "example": json.loads(r["example"])})
+        return {name: sorted(rows, key=lambda a: (a["evidence"], a["anomaly"])) for name, rows in got.items()}
+
+    return find
+
+
 @pytest.fixture
 def check_server(_server, monkeypatch):
     """The checks a test's code starts (`ordeal run`'s at its end, a suite's, `ordeal check` in
