@@ -61,40 +61,6 @@ def _cmdline(pid: int) -> list[str]:
     return Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
 
 
-def test_a_first_check_starts_the_shared_server_the_next_ones_find_it_warm_and_it_stops_when_idle(
-        own_cache: Path, tmp_path: Path) -> None:
-    first = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")), idle="20")
-    assert (first.returncode, first.stdout.startswith("valid: true")) == (0, True), first.stderr
-    assert "ordeal check: starting Spark" in first.stderr
-    server = connect.running(MASTER)
-    assert server is not None
-    # The JVM is the one for large histories (checkers.runtime.session), as the driver's options say.
-    jvm = _cmdline(server["jvm"])
-    assert "-Xmx6g" in jvm and "-XX:+UseParallelGC" in jvm and "-XX:TieredStopAtLevel=1" not in jvm
-    assert "org.apache.spark.sql.connect.service.SparkConnectServer" in jvm
-
-    second = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "b", lost=True)), idle="20")
-    assert (second.returncode, second.stdout.startswith("valid: false")) == (1, True), second.stderr
-    assert "starting Spark" not in second.stderr
-    assert connect.running(MASTER)["jvm"] == server["jvm"]
-
-    # The check at the end of a run, in the same way (the default master: a server of its own).
-    assert check_run(tmp_path / "a", server_idle=20)["valid"] is True
-    lines = _history(tmp_path / "bad").read_text().splitlines()
-    bad = tmp_path / "bad" / "history.jsonl"
-    bad.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
-    with pytest.raises(HistoryError, match="line 2"):
-        check_run(bad, server_idle=20)
-    default = connect.running("local[*]")
-    assert default is not None and default["jvm"] != server["jvm"]
-
-    deadline = time.monotonic() + 120
-    while (connect.running(MASTER) or connect.running("local[*]")) and time.monotonic() < deadline:
-        time.sleep(1)
-    assert connect.running(MASTER) is None and connect.running("local[*]") is None
-    assert not Path(f"/proc/{server['jvm']}").exists()
-
-
 def _lines_until(proc: subprocess.Popen, text: str, timeout: float) -> str:
     """`proc`'s standard error up to `text` (all of it, if it ends first or `timeout` passes),
     read past the pipe's buffered reader, which communicate() then reads the rest through."""
@@ -110,14 +76,31 @@ def _lines_until(proc: subprocess.Popen, text: str, timeout: float) -> str:
     return said.decode()
 
 
-def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_cache: Path, tmp_path: Path) -> None:
-    warm = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")))
-    assert warm.returncode == 0, warm.stderr
+def test_a_first_check_starts_the_shared_server_the_next_ones_find_it_warm_and_wait_their_turn(
+        own_cache: Path, tmp_path: Path) -> None:
+    """One server's life, told in order (each server start costs a JVM's): started by a first
+    check, found warm by the next, held one check at a time, stopped by `ordeal clean`; then
+    the check at the end of a run starts one of its own that stops when idle."""
+    first = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "a")), idle="120")
+    assert (first.returncode, first.stdout.startswith("valid: true")) == (0, True), first.stderr
+    assert "ordeal check: starting Spark" in first.stderr
+    server = connect.running(MASTER)
+    assert server is not None
+    # The JVM is the one for large histories (checkers.runtime.session), as the driver's options say.
+    jvm = _cmdline(server["jvm"])
+    assert "-Xmx6g" in jvm and "-XX:+UseParallelGC" in jvm and "-XX:TieredStopAtLevel=1" not in jvm
+    assert "org.apache.spark.sql.connect.service.SparkConnectServer" in jvm
+
+    second = _ordeal_check("--spark-master", MASTER, str(_history(tmp_path / "b", lost=True)), idle="120")
+    assert (second.returncode, second.stdout.startswith("valid: false")) == (1, True), second.stderr
+    assert "starting Spark" not in second.stderr
+    assert connect.running(MASTER)["jvm"] == server["jvm"]
+
     busy, _, _, _ = connect._paths(MASTER)
     with busy.open("a") as held:  # a check in progress
         fcntl.flock(held, fcntl.LOCK_EX)
         waiting = subprocess.Popen([sys.executable, "-m", "cli.main", "check", "--spark-master", MASTER,
-                                    str(_history(tmp_path / "b"))], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                    str(_history(tmp_path / "c"))], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, env=dict(os.environ, ORDEAL_CHECK_SERVER_IDLE="120"), cwd=_TOP)
         # Until it says it waits (then it blocks on the lock held here), not a fixed time.
         said = _lines_until(waiting, "waiting for another check to end", timeout=300)
@@ -127,12 +110,27 @@ def test_a_second_check_waits_its_turn_and_ordeal_clean_stops_the_servers(own_ca
     err = said + err
     assert (waiting.returncode, out.startswith("valid: true")) == (0, True), err
     assert "waiting for another check to end" in err
+    assert connect.running(MASTER)["jvm"] == server["jvm"]
 
-    jvm = connect.running(MASTER)["jvm"]
     cleaned = subprocess.run([sys.executable, "-c", "from checkers.runtime.connect import stop_all; print(stop_all())"],
                              capture_output=True, text=True, cwd=_TOP, timeout=120)
     assert cleaned.stdout.strip() == repr([MASTER])
-    assert connect.running(MASTER) is None and not Path(f"/proc/{jvm}").exists()
+    assert connect.running(MASTER) is None and not Path(f"/proc/{server['jvm']}").exists()
+
+    # The check at the end of a run, in the same way (the default master: a server of its own).
+    assert check_run(tmp_path / "a", server_idle=20)["valid"] is True
+    lines = _history(tmp_path / "bad").read_text().splitlines()
+    bad = tmp_path / "bad" / "history.jsonl"
+    bad.write_text("\n".join([lines[0], "{not json", *lines[1:]]) + "\n")
+    with pytest.raises(HistoryError, match="line 2"):
+        check_run(bad, server_idle=20)
+    default = connect.running("local[*]")
+    assert default is not None
+
+    deadline = time.monotonic() + 120
+    while connect.running("local[*]") and time.monotonic() < deadline:
+        time.sleep(1)
+    assert connect.running("local[*]") is None and not Path(f"/proc/{default['jvm']}").exists()
 
 
 def test_bad_settings_of_the_servers_are_refused_in_one_line(tmp_path: Path) -> None:
