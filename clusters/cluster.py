@@ -27,8 +27,9 @@ from clusters.images.build import ImageTags, build_all
 from clusters.lease import release as lease_release
 from clusters.lease import take as lease_take
 from clusters.node import ROLES, Node
-from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE, CONTROLLER_JAVA_OPTS, KAFKA_JAVA_OPTS,
-                                  OSN_PORT, ZOOKEEPER_JAVA_OPTS, controller_properties, server_properties, zoo_cfg)
+from clusters.node_config import (CLIENT_PORT, CLUSTER_PORT, CONTROLLER_ID_BASE, CONTROLLER_JAVA_OPTS, CONTROLLER_PORT,
+                                  KAFKA_JAVA_OPTS, OSN_PORT, ZOOKEEPER_JAVA_OPTS, controller_properties,
+                                  server_properties, zoo_cfg)
 from clusters.ordering_service import OrderingService, ordering_service
 from clusters.prune import prune_leftovers, remove_run
 from clusters.subnet import CONTROLLER_OFFSET, KAFKA_OFFSET, TOXIPROXY_OFFSET, ZK_OFFSET, candidate_subnets, host_ip
@@ -136,15 +137,39 @@ class Cluster(NodesByRole):
         return self.node(f"kafka{desc.controller.id}") if desc.controller and desc.controller.id >= 0 else None
 
     def active_controller(self) -> Node | None:
-        """KRaft: the controller a majority of the voters follow (clusters/kraft.py)."""
+        """KRaft: the quorum's leader as the controllers answer DescribeQuorum themselves
+        (clusters/kraft.py), asked all at once and bounded by kraft.DESCRIBE_TIMEOUT; None
+        while they answer and none as leader (an election, a lost quorum).
+
+        Only when no controller answers at all (all paused, killed or cut off) is the leader
+        read from their quorum-state files, the one a majority of the voters last wrote down:
+        those go stale during a quorum loss, so they are only the fallback."""
+        addresses = {n.name: (n.ip, CONTROLLER_PORT) for n in self.controllers}
+        try:
+            leader = kraft.described_leader(kraft.asked_controllers(addresses))
+        except kraft.QuorumUnanswered:
+            leader = self._leader_from_quorum_state_files()
+        return self._controller_node(leader)
+
+    def _controller_node(self, leader: int | None) -> Node | None:
+        """The controller node of KRaft node id `leader` (controller i is CONTROLLER_ID_BASE + i)."""
+        if leader is None:
+            return None
+        try:
+            return self.node(f"controller{leader - CONTROLLER_ID_BASE}")
+        except KeyError:  # not one of this cluster's controllers
+            return None
+
+    def _leader_from_quorum_state_files(self) -> int | None:
+        """The fallback when no controller answers DescribeQuorum: the leader a majority of
+        the voters' quorum-state files hold (kraft.active_leader)."""
         views = {}
         for node in self.controllers:
             raw = node.read_file(kraft.QUORUM_STATE)
             view = kraft.parse_quorum_state(raw) if raw else None
             if view is not None:
                 views[node.name] = view
-        leader = kraft.active_leader(views, len(self.controllers))
-        return self.node(f"controller{leader - CONTROLLER_ID_BASE}") if leader is not None else None
+        return kraft.active_leader(views, len(self.controllers))
 
     def status(self) -> dict:
         return {
