@@ -1,6 +1,6 @@
-"""What tests share: waiting on a condition instead of sleeping (`until`), and one fake
-cluster and node that implement the contract of ground/cluster_view.py, for tests of the
-parts above the cluster that must not need Docker."""
+"""What tests share: waiting on a condition instead of sleeping (`until`; `holds` for one that
+must stay true a while), and one fake cluster and node that implement the contract of
+ground/cluster_view.py, for tests of the parts above the cluster that must not need Docker."""
 from __future__ import annotations
 
 import time
@@ -11,20 +11,43 @@ from typing import Any
 from ground.cluster_view import NodesByRole
 
 
-def until(predicate: Callable[[], Any], timeout: float, step: float = 0.05, what: str = "") -> Any:
-    """The first truthy value of predicate() within `timeout` seconds; the test fails, naming
-    `what` it waited for, if none comes. A predicate that raises counts as not yet (a node
-    coming back may refuse a request)."""
+def until(predicate: Callable[[], Any], timeout: float, step: float = 0.05, what: str = "",
+          last: bool = False) -> Any:
+    """The first truthy value of predicate(), looked at every `step` seconds for `timeout`
+    seconds; the test fails, naming `what` it waited for and the last value seen, if none
+    comes. A predicate that raises counts as not yet (a node coming back may refuse a
+    request); its last error is the failure's cause.
+
+    last=True: no failure at the deadline; the last value (looked at once the deadline has
+    passed; None if that look raised) is returned, falsy. For a test that asserts on what it
+    saw with a message of its own (a log's tail, the ISRs still short), or that goes on
+    whatever came (a wait that only gives something time)."""
     deadline = time.monotonic() + timeout
     while True:
+        error: Exception | None = None
         try:
             value = predicate()
-        except Exception:  # noqa: BLE001
-            value = None
+        except Exception as exc:  # noqa: BLE001
+            value, error = None, exc
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"gave up after {timeout:.0f} s waiting for {what or predicate}")
+            if last:
+                return value
+            seen = f"raised {error!r}" if error is not None else f"last seen: {value!r}"
+            raise AssertionError(f"gave up after {timeout:g} s waiting for {what or predicate} ({seen})") from error
+        time.sleep(step)
+
+
+def holds(predicate: Callable[[], Any], seconds: float, step: float = 0.25, what: str = "") -> None:
+    """predicate() is truthy at every look, every `step` seconds for `seconds` seconds: what
+    must stay so, where `until` waits for what must become so. The test fails at the first
+    look it is not, naming `what` should have held and the value seen; a predicate that
+    raises fails the test with its error."""
+    started = time.monotonic()
+    while (elapsed := time.monotonic() - started) < seconds:
+        if not (value := predicate()):
+            raise AssertionError(f"{what or predicate} held only {elapsed:.1f} s of {seconds:g} s (seen: {value!r})")
         time.sleep(step)
 
 

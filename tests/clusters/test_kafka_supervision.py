@@ -15,6 +15,7 @@ from clusters import labels as L
 from clusters.images.build import build_kafka
 from clusters.images.base import build_base
 from ground.cache import cache_dir
+from tests.support import until
 
 pytestmark = pytest.mark.cluster
 
@@ -38,15 +39,6 @@ offsets.topic.replication.factor=1
 transaction.state.log.replication.factor=1
 log.dirs=/var/lib/kafka/data"""
 CLUSTER_ID = "MkU3OEVBNTcwNTJENDM2Qg"
-
-
-def until(what, timeout: float, step: float = 0.5) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if value := what():
-            return value
-        time.sleep(step)
-    return what()
 
 
 @pytest.fixture
@@ -81,7 +73,8 @@ def _log(container: Any) -> str:
 def test_a_broker_that_exits_before_it_served_is_started_again_and_its_container_runs_on(kafka_container,
                                                                                         timeout_ms):
     container = kafka_container("3.9.2", NO_ZOOKEEPER.format(timeout_ms=timeout_ms))
-    assert until(lambda: _log(container).count(RESTARTED) >= 2, 120 + 2 * timeout_ms / 1000), _log(container)[-2000:]
+    assert until(lambda: _log(container).count(RESTARTED) >= 2, 120 + 2 * timeout_ms / 1000, step=0.5, last=True), \
+        _log(container)[-2000:]
     assert "(attempt 2)" in _log(container)
     assert "Timed out waiting for connection" in _log(container)  # the exit meant, not a bad setting
     container.reload()
@@ -90,13 +83,15 @@ def test_a_broker_that_exits_before_it_served_is_started_again_and_its_container
 
 def test_a_node_that_exits_after_it_served_is_not_started_again_and_its_container_ends(kafka_container):
     container = kafka_container("4.4.0", ALONE, ORDEAL_CLUSTER_ID=CLUSTER_ID)
-    assert until(lambda: "Kafka Server started" in _log(container), 120), _log(container)[-2000:]
+    assert until(lambda: "Kafka Server started" in _log(container), 120, step=0.5, last=True), _log(container)[-2000:]
     # The script looks for the open listener once a second.
-    assert until(lambda: container.exec_run(["test", "-e", "/tmp/ordeal-served"]).exit_code == 0, 10)
+    until(lambda: container.exec_run(["test", "-e", "/tmp/ordeal-served"]).exit_code == 0, 10, step=0.5,
+          what="/tmp/ordeal-served, start-kafka.sh's mark that the broker served")
     java = container.exec_run(["sh", "-c", "for p in /proc/[0-9]*; do case \"$(tr '\\0' ' ' < $p/cmdline)\" in "
                                             "java*kafka.Kafka*) echo ${p#/proc/};; esac; done 2>/dev/null"])
     pid = java.output.decode().split()[0]
     container.exec_run(["kill", "-9", pid])
-    assert until(lambda: (container.reload(), container.status)[1] == "exited", 30), container.status
+    assert until(lambda: (container.reload(), container.status)[1] == "exited", 30, step=0.5, last=True), \
+        container.status
     assert container.attrs["State"]["ExitCode"] == 137
     assert RESTARTED not in _log(container)

@@ -18,6 +18,7 @@ from clusters.kafka_topics import create_topics
 from clusters.smoke import produce, read_partition
 from ground.variant import parse_variant
 from tests.clusters.conftest import labelled_objects
+from tests.support import holds, until
 
 pytestmark = pytest.mark.cluster
 
@@ -32,28 +33,6 @@ def kraft(docker_client):
     yield cluster
     cluster.down()
     assert labelled_objects(docker_client, cluster.run) == [], "teardown left objects behind"
-
-
-def wait_for(what, timeout: float, failing: str, step: float = 0.25):
-    """The first truthy value of what() within timeout seconds; at the deadline the test
-    fails with `failing` and the last value seen."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = what()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            pytest.fail(f"{failing} (within {timeout:g} s; last seen: {found!r})", pytrace=False)
-        time.sleep(step)
-
-
-def holds(what, seconds: float, failing: str, step: float = 0.25) -> None:
-    """what() is true at every look for `seconds`; the test fails at the first look it is not."""
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if not (found := what()):
-            pytest.fail(f"{failing} (last seen: {found!r})", pytrace=False)
-        time.sleep(step)
 
 
 def listed(cluster: Cluster) -> set[int] | None:
@@ -87,17 +66,17 @@ def test_acknowledged_writes_survive_a_sigkill_of_the_active_controller(kraft: C
     assert active is not None
     active.kill()
     try:
-        wait_for(lambda: (c := kraft.controller()) is not None and c != active and c, 20,
-                 f"no other controller took over from {active.name}")
+        until(lambda: (c := kraft.controller()) is not None and c != active and c, 20, step=0.25,
+              what=f"another controller to take over from {active.name}")
         second = produce(kraft, "t-kraft", list(range(300, 600)))
     finally:
         active.start()
     assert len(first) + len(second) == 600
     assert read_partition(kraft, "t-kraft", 0, 600) == list(range(600))
     # The restarted controller follows the new leader again.
-    wait_for(lambda: all(c.read_file("/var/lib/kafka/data/__cluster_metadata-0/quorum-state")
-                         for c in kraft.controllers) and kraft.controller() is not None, 30,
-             "the restarted controller has no quorum state, or no controller is active")
+    until(lambda: all(c.read_file("/var/lib/kafka/data/__cluster_metadata-0/quorum-state")
+                      for c in kraft.controllers) and kraft.controller() is not None, 30, step=0.25,
+          what="every controller's quorum state (the restarted one's too) and an active controller")
 
 
 def test_controller_quorum_loss_leaves_no_active_controller_until_healed(kraft: Cluster) -> None:
@@ -108,11 +87,11 @@ def test_controller_quorum_loss_leaves_no_active_controller_until_healed(kraft: 
     started = fault.start(random.Random(1))
     try:
         assert len(started["value"]["nodes"]) == 2
-        wait_for(lambda: kraft.controller() is None, 20, "a controller stayed active with 2 of 3 cut off")
+        until(lambda: kraft.controller() is None, 20, step=0.25, what="no active controller with 2 of 3 cut off")
     finally:
         healed = fault.stop()
     assert healed["value"]["connected"]
-    wait_for(lambda: kraft.controller() is not None, 30, "no active controller after the heal")
+    until(lambda: kraft.controller() is not None, 30, step=0.25, what="an active controller after the heal")
 
 
 def test_a_broker_cut_from_the_controllers_is_fenced_and_rejoins_after_the_heal(kraft: Cluster) -> None:
@@ -141,29 +120,30 @@ def test_a_leaderless_partition_is_elected_explicitly_when_unclean_election_is_s
     admin = admin_client(kraft.bootstrap_servers())
     admin.create_topics([NewTopic(topic, num_partitions=1, replica_assignment=[[1, 2]], config={"min.insync.replicas": "1"})],
                         request_timeout=30)[topic].result(timeout=31)
-    wait_for(lambda: kraft.leader_of(topic) is not None, 30, f"{topic} has no leader")
+    until(lambda: kraft.leader_of(topic) is not None, 30, step=0.25, what=f"a leader of {topic}")
     assert len(produce(kraft, topic, list(range(10)))) == 10
     one, two = kraft.node("kafka1"), kraft.node("kafka2")
     two.kill()
     try:
-        wait_for(lambda: 2 not in (listed(kraft) or {2}), 20, "kafka2 was not fenced")
+        until(lambda: 2 not in (listed(kraft) or {2}), 20, step=0.25, what="kafka2 to be fenced")
         alone = produce(kraft, topic, list(range(10, 20)))
         assert len(alone) == 10
         one.kill()
-        wait_for(lambda: 1 not in (listed(kraft) or {1}), 20, "kafka1 was not fenced")
+        until(lambda: 1 not in (listed(kraft) or {1}), 20, step=0.25, what="kafka1 to be fenced")
         two.start()
-        wait_for(lambda: 2 in (listed(kraft) or ()), 40, "kafka2 did not come back")
+        until(lambda: 2 in (listed(kraft) or ()), 40, step=0.25, what="kafka2 to come back")
         # The controller elects when a replica's broker is unfenced, which has happened: an
         # election of kafka2 would show now; the watch gives a late one 5 s to show.
-        holds(lambda: kraft.leader_of(topic) is None, 5,
-              "an out-of-sync replica was elected with unclean election off")
+        holds(lambda: kraft.leader_of(topic) is None, 5, step=0.25,
+              what=f"no leader of {topic} (an out-of-sync replica elected with unclean election off)")
         toggle = fault_factory("unclean-toggle")({"topics": [topic]})
         toggle.setup(kraft)
         switched = toggle.start(random.Random(3))["value"]
         try:
             assert switched["nodes"] == [] and switched["read_back"] == {topic: True}
             assert switched["elections"] == {f"{topic}/0": "elected"}, switched
-            elected = wait_for(lambda: kraft.leader_of(topic), 15, f"no leader of {topic} after the unclean election")
+            elected = until(lambda: kraft.leader_of(topic), 15, step=0.25,
+                            what=f"a leader of {topic} after the unclean election")
             assert elected.name == "kafka2"
             # What kafka1 acknowledged alone (10..19) is gone.
             assert read_partition(kraft, topic, 0, 20, timeout=8) == list(range(10))
@@ -172,7 +152,7 @@ def test_a_leaderless_partition_is_elected_explicitly_when_unclean_election_is_s
     finally:
         for node in (one, two):
             node.start()
-        wait_for(lambda: listed(kraft) == {1, 2, 3}, 40, "not every broker is back and unfenced")
+        until(lambda: listed(kraft) == {1, 2, 3}, 40, step=0.25, what="every broker back and unfenced")
 
 
 def test_an_aborted_and_a_committed_txn_are_read_back_from_every_brokers_segment_files(kraft: Cluster,
@@ -199,7 +179,7 @@ def test_an_aborted_and_a_committed_txn_are_read_back_from_every_brokers_segment
         texts = [(p / LISTING).read_text() for p in sorted(dest.glob("*/t-evidence-0"))]
         return texts if len(texts) == 3 and all("marker COMMIT" in t for t in texts) else None
 
-    found = wait_for(copies, 30, "not every broker's copy holds both txns and their markers")
+    found = until(copies, 30, step=0.25, what="every broker's copy to hold both txns and their markers")
     for text in found:
         lines = [line for line in text.splitlines() if not line.startswith("#")]
         kinds = [("aborted-1" in line, "ABORT" in line, "committed-2" in line, "COMMIT" in line) for line in lines]

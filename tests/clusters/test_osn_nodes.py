@@ -7,7 +7,6 @@ from __future__ import annotations
 import random
 import threading
 import time
-from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -17,6 +16,7 @@ from fabric.material import SYSTEM_CHANNEL
 from fabric.client import OsnClient
 from nemesis.registry import fault_factory
 from nemesis.targets import partition_state
+from tests.support import until
 
 pytestmark = pytest.mark.cluster
 CHANNELS = ("ch0", "ch1")
@@ -72,17 +72,20 @@ class Load:
 
 
 def converged_chains(cluster: Cluster, channel: str, expected: set[str], timeout: float = 90.0) -> dict[str, list[dict]]:
-    """Every OSN's chain once each holds every expected tx and all have the same height."""
+    """Every OSN's chain once each holds every expected tx and all have the same height; at
+    the timeout, the chains as they are then, for the caller's assertions to tell what differs."""
     client = OsnClient(cluster.client_identity())
-    deadline = time.monotonic() + timeout
+
+    def chains() -> dict[str, list[dict]]:
+        return {name: client.deliver(addr, channel, 0) for name, addr in cluster.osn_addresses().items()}
+
+    def converged() -> dict[str, list[dict]] | None:
+        now = chains()
+        complete = all(expected <= {tx for b in c for tx in b["txs"]} for c in now.values())
+        return now if complete and len({len(c) for c in now.values()}) == 1 else None
+
     try:
-        while True:
-            chains = {name: client.deliver(addr, channel, 0) for name, addr in cluster.osn_addresses().items()}
-            heights = {len(c) for c in chains.values()}
-            holds = all(expected <= {tx for b in c for tx in b["txs"]} for c in chains.values())
-            if (holds and len(heights) == 1) or time.monotonic() > deadline:
-                return chains
-            time.sleep(1.0)
+        return until(converged, timeout, step=1.0, last=True) or chains()
     finally:
         client.close()
 
@@ -99,15 +102,6 @@ def assert_every_channel_converges(cluster: Cluster, load: Load) -> None:
     for channel in CHANNELS:
         expected = load.success[channel]
         assert_identical_and_complete(converged_chains(cluster, channel, expected), expected)
-
-
-def wait_for(check: Callable[[], bool], timeout: float) -> bool:
-    deadline = time.monotonic() + timeout
-    while not check():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.5)
-    return True
 
 
 def test_the_cluster_runs_fabrics_own_orderer(fabric: Cluster) -> None:
@@ -146,7 +140,7 @@ def test_sigkilled_osn_restarts_and_catches_up_to_identical_blocks(fabric: Clust
     victim.kill()
     time.sleep(3)
     victim.start()
-    assert wait_for(lambda: fabric.osn_healthy(victim), 60), "osn2 did not come back healthy"
+    until(lambda: fabric.osn_healthy(victim), 60, step=0.5, what="osn2 to come back healthy")
     time.sleep(2)
     load.stop(workers)
     assert all(load.success.values())
@@ -174,13 +168,14 @@ def test_osn_restarted_after_the_controller_moved_starts_its_chains(fabric: Clus
     assert controller is not None
     controller.kill()
     try:
-        assert wait_for(lambda: (c := fabric.controller()) is not None and c.name != controller.name, 60)
+        until(lambda: (c := fabric.controller()) is not None and c.name != controller.name, 60, step=0.5,
+              what=f"a controller other than {controller.name}")
         victim.start()
-        assert wait_for(lambda: fabric.osn_healthy(victim), 60), "osn1 did not start its chains"
+        until(lambda: fabric.osn_healthy(victim), 60, step=0.5, what="osn1 to start its chains (healthy)")
     finally:
         controller.start()
         victim.start()
-    assert wait_for(lambda: all(fabric.osn_healthy(n) for n in fabric.osns), 60)
+    until(lambda: all(fabric.osn_healthy(n) for n in fabric.osns), 60, step=0.5, what="every OSN healthy")
 
 
 # -- storage faults: the ledgers under a disk loss (issue 16) --------------------------------
@@ -249,7 +244,7 @@ def test_osn_ledgers_survive_the_disk_loss_of_their_channels_leader_broker(eithe
         wiped_s = time.monotonic() - began
         healed = nem.invoke({"f": "stop"})["value"]
         after_heal, back_s = acknowledged(load), time.monotonic() - began
-        ordering_again = wait_for(lambda: acknowledged(load) >= after_heal + 100, 60)
+        ordering_again = until(lambda: acknowledged(load) >= after_heal + 100, 60, step=0.5, last=True)
         again_s = time.monotonic() - began
     finally:
         nem.heal_all()
@@ -263,7 +258,7 @@ def test_osn_ledgers_survive_the_disk_loss_of_their_channels_leader_broker(eithe
     assert_every_channel_converges(cluster, load)
     # Kafka rebuilt the emptied replica from the others (and the module's next test starts
     # on a cluster with every replica in sync).
-    assert wait_for(lambda: isr_size(cluster, "ch0") == 3, 90), "ch0's ISR did not grow back"
+    until(lambda: isr_size(cluster, "ch0") == 3, 90, step=0.5, what="ch0's ISR to grow back to 3")
     client = OsnClient(cluster.client_identity())
     try:
         final = {ch: heights(cluster, client, ch) for ch in CHANNELS}
@@ -309,8 +304,8 @@ def test_osn_whose_ledger_is_wiped_re_reads_its_channels_from_kafka_to_identical
         before = {ch: max(heights(cluster, client, ch, load.targets).values()) for ch in CHANNELS}
         started = time.monotonic()
         victim.start()
-        caught_up = wait_for(lambda: all(heights(cluster, client, ch, [victim.name])[victim.name] >= before[ch]
-                                         for ch in CHANNELS), 120)
+        caught_up = until(lambda: all(heights(cluster, client, ch, [victim.name])[victim.name] >= before[ch]
+                                      for ch in CHANNELS), 120, step=0.5, last=True)
         catch_up_s = time.monotonic() - started
         time.sleep(2)
     finally:

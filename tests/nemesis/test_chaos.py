@@ -27,6 +27,7 @@ from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec, partition_state, partition_states
 from tests.nemesis.probes import api_versions_round_trip
 from tests.nemesis.traffic import Writer, create_topic, read_all
+from tests.support import until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 SMALL = Path(__file__).with_name("small.toml")
@@ -49,7 +50,7 @@ def whole(cluster: Cluster):
     the controller, the path the targeted ISR shrink needs next (it once stalled in CI
     right after the paused-controller test, the leader's shrink never answered)."""
     cluster.wait_healthy(120)
-    assert until(lambda: not _under_replicated(cluster), 120), \
+    assert until(lambda: not _under_replicated(cluster), 120, step=0.5, last=True), \
         f"ISRs still short of their replicas after 120 s: {_under_replicated(cluster)}"
     yield
     Firewall(cluster).flush()
@@ -72,20 +73,6 @@ def start(nemesis, cluster: Cluster, name: str) -> dict:
 
 def stop(nemesis, name: str) -> dict:
     return nemesis.invoke({"f": "stop", "fault": name})
-
-
-def until(predicate, timeout: float, step: float = 0.5):
-    """The first truthy value of predicate() within timeout seconds, else the last one.
-    A predicate that raises (metadata asked of a broker that just died) counts as not yet."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = predicate()
-        except Exception:  # noqa: BLE001 - retried until the deadline
-            value = None
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(step)
 
 
 def test_isolated_broker_reaches_no_peer_until_healed_even_while_paused(cluster: Cluster) -> None:
@@ -123,7 +110,8 @@ def test_paused_broker_does_not_answer_until_resumed(cluster: Cluster) -> None:
     assert api_versions_round_trip(cluster.proxy_address(other), timeout=2) is not None
     undone = stop(nem, "pause-broker")
     assert undone == {"f": "resume", "value": {"fault": "pause-broker", "nodes": [victim.name]}}
-    assert until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 10) is not None
+    until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 10, step=0.5,
+          what=f"{victim.name} to answer ApiVersions after its resume")
 
 
 def test_killed_leader_loses_leadership_and_serves_again_after_start(cluster: Cluster) -> None:
@@ -133,12 +121,12 @@ def test_killed_leader_loses_leadership_and_serves_again_after_start(cluster: Cl
     victim = cluster.node(done["value"]["nodes"][0])
     assert done["f"] == "kill" and done["value"]["leader"] == victim.name and victim.state == "exited"
     assert api_versions_round_trip(cluster.proxy_address(victim), timeout=2) is None
-    new_leader = until(lambda: partition_state(cluster, "kill-t").leader not in (None, victim.name)
-                       and partition_state(cluster, "kill-t").leader, 30)
-    assert new_leader, "no other replica took over"
+    until(lambda: partition_state(cluster, "kill-t").leader not in (None, victim.name), 30, step=0.5,
+          what=f"another replica than {victim.name} to lead kill-t")
     undone = stop(nem, "kill-leader")
     assert undone["f"] == "start" and undone["value"]["nodes"] == [victim.name]
-    assert until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 60) is not None
+    until(lambda: api_versions_round_trip(cluster.proxy_address(victim), timeout=2), 60, step=0.5,
+          what=f"{victim.name} to answer ApiVersions after its start")
     assert nem.heal_all() == []
 
 
@@ -259,7 +247,8 @@ def _targeted_run(cluster: Cluster, topic: str, options: dict,
     writer = Writer(cluster, topic, acks=acks).start()
     nem = fault_factory("targeted-isr-shrink")({"topic": topic, "partition": 0, **options})
     try:
-        assert until(lambda: writer.acked_count() > 20, 10), f"{writer.acked_count()} writes acknowledged in 10 s"
+        assert until(lambda: writer.acked_count() > 20, 10, step=0.5, last=True), \
+            f"{writer.acked_count()} writes acknowledged in 10 s"
         cut = start(nem, cluster, "targeted-isr-shrink")
         at_cut = writer.acked_count()
         # The leader shrinks the ISR after replica.lag.time.max.ms; its AlterPartition took 30 s
@@ -268,7 +257,7 @@ def _targeted_run(cluster: Cluster, topic: str, options: dict,
         if sorted(shrunk.isr) != sorted(cut["value"]["in_sync"]):
             pytest.fail(_not_shrunk(cluster, topic, cut["value"], shrunk, writer.acked_count() - at_cut))
         at_shrink = writer.acked_count()
-        until(lambda: writer.acked_count() - at_shrink >= 20, 10)
+        until(lambda: writer.acked_count() - at_shrink >= 20, 10, step=0.5, last=True)  # or fewer: counted below
         acked_while_shrunk = writer.acked_count() - at_shrink
         rest = stop(nem, "targeted-isr-shrink")
     finally:

@@ -48,6 +48,7 @@ from nemesis.partition import PROBE_PORT, Firewall
 from nemesis.registry import fault_factory
 from nemesis.targets import TargetSpec
 from tests.nemesis.probes import api_versions_round_trip, read_exactly
+from tests.support import until
 
 pytestmark = [pytest.mark.cluster, pytest.mark.chaos]
 
@@ -289,19 +290,6 @@ def not_whole(cluster: Any) -> str | None:
     return f"OSNs not healthy: {unhealthy}" if unhealthy else None
 
 
-def until(predicate: Callable[[], Any], timeout: float, step: float = 0.5) -> Any:
-    """The first truthy value of predicate() within `timeout` seconds, else the last one."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            value = predicate()
-        except Exception:  # noqa: BLE001 - a node that is coming back may refuse a request
-            value = None
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(step)
-
-
 def assert_whole(cluster: Any, timeout: float = WHOLE_TIMEOUT) -> None:
     reason = not_whole(cluster)
     deadline = time.monotonic() + timeout
@@ -432,7 +420,7 @@ def hit(cluster: Any, says: KafkaSays, before: dict[str, str], name: str, done: 
 
         def healed(undone: dict[str, Any]) -> None:
             assert undone["f"] == undo and undone["value"]["nodes"] == [victim], undone
-            assert until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT), f"{victim} does not serve"
+            until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT, step=0.5, what=f"{victim} to serve")
         return healed
     if name in ISOLATE or name == "partition-halves":
         if name == "partition-halves":
@@ -526,12 +514,13 @@ def test_zk_quorum_loss_cuts_every_zookeeper_from_the_others_until_healed(zk_clu
         expected = {(a, b) for a in zks for b in zks if a != b}
         assert cut_links(cluster) == expected
         # ZooKeeper's own word: no node serves (a follower gives up its leader after syncLimit ticks).
-        assert until(lambda: all(zookeeper_mode(z.ip) is None for z in cluster.zookeepers), 30), \
+        assert until(lambda: all(zookeeper_mode(z.ip) is None for z in cluster.zookeepers), 30, step=0.5, last=True), \
             {z.name: zookeeper_mode(z.ip) for z in cluster.zookeepers}
     finally:
         undone = stop(fault, "zk-quorum-loss")
     assert undone["value"]["connected"] is True and cut_links(cluster) == set()
-    assert until(lambda: ensemble_has_leader([z.ip for z in cluster.zookeepers]), 30)
+    until(lambda: ensemble_has_leader([z.ip for z in cluster.zookeepers]), 30, step=0.5,
+          what="a ZooKeeper leader after the heal")
     assert_whole(cluster)
 
 
@@ -631,7 +620,7 @@ def test_disk_loss_empties_the_disk_of_the_broker_it_names_only(zk_cluster: Any,
         undone = stop(fault, "disk-loss")
         assert undone["value"]["back"] is True and undone["value"]["nodes"] == [victim], undone
         # Back in every ISR once it caught up: waited for, as the other faults' victims are.
-        assert until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT), f"{victim} does not serve"
+        until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT, step=0.5, what=f"{victim} to serve")
         assert_whole(cluster)
     finally:
         _unmark(cluster.brokers)
@@ -651,7 +640,7 @@ def test_a_faulted_osn_does_not_answer_until_its_fault_is_undone(zk_cluster: Any
         assert (done["f"], osn.role) == (did, "osn"), done
         assert not cluster.osn_healthy(osn)
         assert stop(fault, kind)["f"] == undid
-        assert until(lambda: cluster.osn_healthy(osn), WHOLE_TIMEOUT), f"{osn.name} not healthy again"
+        until(lambda: cluster.osn_healthy(osn), WHOLE_TIMEOUT, step=0.5, what=f"{osn.name} healthy again")
         assert fault.heal_all() == []
     finally:
         restore(cluster)
@@ -701,11 +690,12 @@ def test_controller_quorum_loss_cuts_a_majority_each_alone_and_no_leader_remains
         assert set(cut) <= set(controllers) and len(cut) > len(controllers) // 2, done
         everyone = partitioned(cluster)
         assert cut_links(cluster) == set().union(*(between([c], [n for n in everyone if n != c]) for c in cut))
-        assert until(lambda: quorum_leader(cluster) is None, 20), f"{quorum_leader(cluster)} still answers as leader"
+        assert until(lambda: quorum_leader(cluster) is None, 20, step=0.5, last=True), \
+            f"{quorum_leader(cluster)} still answers as leader"
     finally:
         undone = stop(fault, "controller-quorum-loss")
     assert undone["value"]["connected"] is True and cut_links(cluster) == set()
-    assert until(lambda: quorum_leader(cluster), 30), "no quorum leader after the heal"
+    until(lambda: quorum_leader(cluster), 30, step=0.5, what="a quorum leader after the heal")
     assert_whole(cluster)
 
 
@@ -729,11 +719,11 @@ def test_isolate_broker_from_controllers_cuts_one_broker_from_the_controllers_on
         assert cluster.node(victim).role == "kafka"
         assert cut_links(cluster) == between([victim], [c.name for c in cluster.controllers])
         # The controllers' own word, through the other brokers: the victim is fenced.
-        assert until(lambda: _listed_by_others(cluster, victim) is False, 30), f"{victim} was not fenced"
+        until(lambda: _listed_by_others(cluster, victim) is False, 30, step=0.5, what=f"{victim} to be fenced")
     finally:
         undone = stop(fault, "isolate-broker-from-controllers")
     assert undone["value"]["connected"] is True and cut_links(cluster) == set(), undone
-    assert until(lambda: _listed_by_others(cluster, victim), 30), f"{victim} not unfenced after the heal"
+    until(lambda: _listed_by_others(cluster, victim), 30, step=0.5, what=f"{victim} unfenced after the heal")
     assert_whole(cluster)
 
 
@@ -783,7 +773,7 @@ def test_disk_loss_sole_in_sync_pauses_the_followers_kafka_names_and_wipes_the_l
         assert undone["value"]["back"] is True, undone
         assert all(cluster.node(f).state == "running" for f in followers)
         # Back in every ISR once it caught up: waited for, as the other faults' victims are.
-        assert until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT), f"{victim} does not serve"
+        until(lambda: serves(cluster, cluster.node(victim)), WHOLE_TIMEOUT, step=0.5, what=f"{victim} to serve")
         assert_whole(cluster)
     finally:
         worker.join()

@@ -1,6 +1,6 @@
 """kafka-loss-probed against fakes: nodes, firewall and the HTTP probe injected. No Docker.
 
-Probes run every 10 ms here; every wait is bounded (wait_until) and every fault is healed
+Probes run every 10 ms here; every wait is bounded (support.until) and every fault is healed
 at the end of its test (the `fault` fixture), so no probe thread outlives a test."""
 from __future__ import annotations
 
@@ -84,13 +84,6 @@ class FakeProbe:
         return node.state == "running" and self.health(node)
 
 
-def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.005)
-
-
 class Rig:
     def __init__(self, health: Callable[[FakeNode], bool], *, bind: bool = True, **options):
         self.cluster = FakeCluster()
@@ -129,7 +122,7 @@ def test_restarts_a_node_after_threshold_failures_in_a_row(rigs) -> None:
     rig = rigs(lambda node: node.name != "osn1")
     started = rig.fault.invoke({"f": "start", "fault": "kafka-loss-probed"})
     assert started["f"] == "partition" and started["value"]["nodes"] == ["osn1", "osn2", "osn3"]
-    wait_until(lambda: rig.ops("start", "osn1"))
+    support.until(lambda: rig.ops("start", "osn1"), 5.0, step=0.005, what="osn1 started again")
     kill, start = rig.ops("kill", "osn1")[0], rig.ops("start", "osn1")[0]
     assert kill["value"] == {"fault": "kafka-loss-probed", "nodes": ["osn1"], "by": BY, "failures": 3}
     assert start["value"] == {"fault": "kafka-loss-probed", "nodes": ["osn1"], "by": BY}
@@ -155,7 +148,7 @@ def test_failures_must_be_in_a_row(rigs) -> None:
 
     rig = rigs(health)
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.probes("osn1") >= 12)
+    support.until(lambda: rig.probes("osn1") >= 12, 5.0, step=0.005, what="12 probes of osn1")
     rig.fault.stop()
     assert rig.ops("kill") == [] and rig.cluster.node("osn1").calls == []
 
@@ -163,7 +156,8 @@ def test_failures_must_be_in_a_row(rigs) -> None:
 def test_no_restart_while_healthy(rigs) -> None:
     rig = rigs(lambda node: True)
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: all(rig.probes(n) >= 5 for n in ("osn1", "osn2", "osn3")))
+    support.until(lambda: all(rig.probes(n) >= 5 for n in ("osn1", "osn2", "osn3")), 5.0, step=0.005,
+                  what="5 probes of every OSN")
     healed = rig.fault.stop()
     assert rig.recorded == []
     assert all(n.calls == [] for n in rig.cluster.nodes)
@@ -174,7 +168,8 @@ def test_never_starts_a_node_that_exited_by_itself(rigs) -> None:
     rig = rigs(lambda node: False)
     rig.cluster.node("osn2").crash()
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.ops("start", "osn1") and rig.ops("start", "osn3") and rig.probes("osn2") >= 3)
+    support.until(lambda: rig.ops("start", "osn1") and rig.ops("start", "osn3") and rig.probes("osn2") >= 3,
+                  5.0, step=0.005, what="osn1 and osn3 started again, 3 probes of osn2")
     time.sleep(0.1)  # more thresholds pass for the others
     assert rig.cluster.node("osn2").calls == [] and rig.cluster.node("osn2").state == "exited"
     assert rig.probes("osn2") == 3  # left alone at its first threshold, no longer probed
@@ -195,8 +190,9 @@ def test_fabric_cascade_restart_then_crash_stays_down_until_heal_all(rigs) -> No
     rig = rigs(health)
     rig.fault.start(rig.fault.rng)
     osns = ["osn1", "osn2", "osn3"]
-    wait_until(lambda: all(rig.ops("start", n) for n in osns))
-    wait_until(lambda: not rig.fault.probing)  # every prober found its node gone and stopped
+    support.until(lambda: all(rig.ops("start", n) for n in osns), 5.0, step=0.005, what="every OSN started again")
+    support.until(lambda: not rig.fault.probing, 5.0, step=0.005,
+                  what="every prober to find its node gone and stop")
     assert all(rig.cluster.node(n).calls == ["kill", "start"] for n in osns)
     assert all(rig.cluster.node(n).state == "exited" and not rig.cluster.node(n).expected_down for n in osns)
     healed = rig.fault.stop()
@@ -215,7 +211,7 @@ def test_stop_heals_the_partition_and_ends_probing(rigs) -> None:
     assert not any(graph.has_edge(o, b) for o in osns for b in brokers)  # every OSN cut from every broker
     assert all(graph.has_edge(a, b) for a in brokers + ["zk1"] for b in brokers + ["zk1"] if a != b)
     assert all(graph.has_edge(a, b) for a in osns for b in osns + ["zk1"] if a != b)
-    wait_until(lambda: rig.probes("osn1") >= 2)
+    support.until(lambda: rig.probes("osn1") >= 2, 5.0, step=0.005, what="2 probes of osn1")
     healed = rig.fault.stop()
     assert rig.firewall.heals == 1 and healed["value"]["connected"] is True
     assert not rig.fault.probing and not rig.fault.active
@@ -227,7 +223,7 @@ def test_stop_heals_the_partition_and_ends_probing(rigs) -> None:
 def test_heal_all_ends_probing_heals_and_starts_every_down_osn(rigs) -> None:
     rig = rigs(lambda node: True)
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.probes("osn3") >= 2)
+    support.until(lambda: rig.probes("osn3") >= 2, 5.0, step=0.005, what="2 probes of osn3")
     rig.cluster.node("osn3").crash()
     ops = rig.fault.heal_all()
     assert [o["f"] for o in ops] == ["heal", "start"]
@@ -246,12 +242,14 @@ def test_heal_all_right_after_setup_touches_nothing_but_the_rules(rigs) -> None:
 def test_without_a_recorder_the_ops_come_with_stop_and_heal_all(rigs) -> None:
     rig = rigs(lambda node: node.name != "osn1", bind=False)
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.cluster.node("osn1").calls[:2] == ["kill", "start"])
+    support.until(lambda: rig.cluster.node("osn1").calls[:2] == ["kill", "start"], 5.0, step=0.005,
+                  what="osn1 killed and started")
     healed = rig.fault.stop()
     kept = healed["value"]["liveness_ops"]
     assert [o["f"] for o in kept][:2] == ["kill", "start"] and kept[0]["value"]["by"] == BY
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.cluster.node("osn1").calls.count("start") >= 2)
+    support.until(lambda: rig.cluster.node("osn1").calls.count("start") >= 2, 5.0, step=0.005,
+                  what="osn1 started a second time")
     ops = rig.fault.heal_all()
     assert [o["f"] for o in ops][:2] == ["kill", "start"] and ops[-1]["f"] == "heal"
 
@@ -263,7 +261,7 @@ def test_probing_ends_by_itself_at_the_limit() -> None:
     fault.setup(cluster)
     fault.start(fault.rng)
     try:
-        wait_until(lambda: not fault.probing, timeout=2)
+        support.until(lambda: not fault.probing, 2, step=0.005, what="probing to end at its limit")
     finally:
         fault.heal_all()
 
@@ -277,7 +275,7 @@ def test_a_hung_probe_is_waited_for_and_acts_on_nothing_after_the_stop(rigs) -> 
 
     rig = rigs(health, failure_threshold=1)
     rig.fault.start(rig.fault.rng)
-    wait_until(lambda: rig.probes("osn1") >= 1)
+    support.until(lambda: rig.probes("osn1") >= 1, 5.0, step=0.005, what="a probe of osn1")
     rig.fault.stop()
     assert not rig.fault.probing
     assert all(n.calls == [] for n in rig.cluster.nodes)  # halted mid-probe: no restart after the stop

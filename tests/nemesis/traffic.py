@@ -12,6 +12,7 @@ from confluent_kafka.admin import NewTopic
 from clusters.health import QUIET as _QUIET
 from clusters.kafka_topics import create_topics
 from nemesis.targets import partition_state
+from tests.support import until
 
 
 def create_topic(cluster, topic: str, config: dict[str, str] | None = None) -> None:
@@ -75,18 +76,9 @@ class Writer:
 
 
 def wait_leader(cluster, topic: str, timeout: float = 90.0) -> str:
-    """The partition's leader, once it has one (restarted brokers take a while)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            leader = partition_state(cluster, topic, 0).leader
-        except Exception:  # noqa: BLE001 - metadata not available yet
-            leader = None
-        if leader is not None:
-            return leader
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{topic}/0 has no leader after {timeout:.0f} s")
-        time.sleep(0.5)
+    """The partition's leader, once it has one (restarted brokers take a while; metadata
+    asked meanwhile may fail, which counts as none yet)."""
+    return until(lambda: partition_state(cluster, topic, 0).leader, timeout, step=0.5, what=f"a leader of {topic}/0")
 
 
 def read_all(cluster, topic: str, timeout: float = 60.0) -> list[int]:
