@@ -3,12 +3,11 @@ stop the nemesis meant, a node already down at a reused cluster's start, and any
 after stop() are not."""
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 from harness.crash_watch import CrashWatch
 from nemesis.registry import register_fault
-from tests.support import FakeCluster
+from tests.support import FakeCluster, until
 
 
 @dataclass
@@ -146,14 +145,13 @@ def test_the_thread_reports_while_running_and_nothing_after_stop():
     w = watch([node], recorded, interval=0.01).start()
     try:
         node.states.append(exited(2, "T1"))
-        deadline = time.monotonic() + 5
-        while not recorded and time.monotonic() < deadline:
-            time.sleep(0.01)
+        until(lambda: recorded, 5, step=0.01, what="the thread to record the crash")
     finally:
         w.stop()
     assert len(recorded) == 1
     node.states.append(exited(0, "T-teardown"))  # the teardown stops every node
-    time.sleep(0.05)
+    # stop() joins the thread (for up to STOP_WAIT): once it has ended, nothing can look again.
+    until(lambda: not w._thread.is_alive(), 5, what="the watcher's thread to end")
     assert w.poll() == [] and len(recorded) == 1
 
 
@@ -168,9 +166,18 @@ class ClusterNode(FakeNode):
 
 def test_the_runner_records_a_crash_between_its_first_op_and_teardown(tmp_path, monkeypatch):
     import harness.crash_watch as crash_watch
+    import harness.runner
     from ground.history_file import read_history
     from tests.harness.test_runner import run
 
+    watches: list[CrashWatch] = []
+
+    class Kept(CrashWatch):
+        def start(self) -> CrashWatch:
+            watches.append(self)
+            return super().start()
+
+    monkeypatch.setattr(harness.runner, "CrashWatch", Kept)
     monkeypatch.setattr(crash_watch, "exit_state", inspect)
     monkeypatch.setattr(crash_watch, "log_tail", tail)
     monkeypatch.setattr(crash_watch, "INTERVAL", 0.02)
@@ -184,9 +191,8 @@ def test_the_runner_records_a_crash_between_its_first_op_and_teardown(tmp_path, 
         ("nemesis", "info", "osn1", False)]
     assert crashes[0]["index"] < history[-1]["index"]
     assert result.notes == ["node osn1 (osn) crashed: exit code 2"]
-    looks = crashing.looks
-    time.sleep(0.1)
-    assert crashing.looks == looks  # stopped with the run
+    (watch,) = watches  # stopped with the run: its thread ends, and with it the looks
+    until(lambda: not watch._thread.is_alive(), 5, what="the run's crash watch thread to end")
 
 
 class LiveNode:
