@@ -166,3 +166,21 @@ def check_server(_server, monkeypatch):
     server (checkers.runtime.connect), which an offline test must not wait for or hold, and
     which a check from another checkout stops and starts anew with that checkout's settings."""
     monkeypatch.setenv("ORDEAL_SPARK_REMOTE", _server[0].url)
+
+
+@pytest.fixture
+def registered(monkeypatch):
+    """register(faults={name: factory}, workloads={name: factory}): a test's stand-ins added to
+    the real registries (nemesis.registry.FAULTS, workloads.registry.WORKLOADS), where a
+    scenario finds them by name, for this test only. Registered at a module's import instead,
+    they would stay for every later test of the session. A module whose tests all need them
+    registers them from an autouse fixture of its own."""
+    from nemesis.registry import FAULTS
+    from workloads.registry import WORKLOADS
+
+    def register(*, faults: Mapping[str, Any] | None = None, workloads: Mapping[str, Any] | None = None) -> None:
+        for registry, entries in ((FAULTS, faults), (WORKLOADS, workloads)):
+            for name, factory in (entries or {}).items():
+                monkeypatch.setitem(registry, name, factory)
+
+    return register

@@ -61,3 +61,21 @@ def test_a_renamed_fault_kind_is_still_understood_once_with_its_new_name(capsys)
     said = capsys.readouterr().err.splitlines()
     assert said == ["ordeal: 'txn-coordinator-pause' is now called 'pause-txn-coordinator'; the old name will be "
                     "refused in a later release"]
+
+
+def test_the_registries_hold_what_their_modules_ship_and_no_tests_stand_ins() -> None:
+    """A test module that registered a stand-in at import would leave it in the registry for
+    every later test of the session; tests register theirs through the `registered` fixture
+    (tests/conftest.py), which takes them out again. Every module of the session is imported
+    before the first test runs, so a registration at import anywhere shows here."""
+    import importlib.util
+
+    import nemesis.registry
+    import workloads.registry
+
+    for module, name in ((nemesis.registry, "FAULTS"), (workloads.registry, "WORKLOADS")):
+        spec = importlib.util.spec_from_file_location(f"{module.__name__}_as_shipped", module.__file__)
+        shipped = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(shipped)  # the module's code run afresh: its registry as it ships
+        now, ships = set(getattr(module, name)), set(getattr(shipped, name))
+        assert (sorted(now - ships), sorted(ships - now)) == ([], []), f"{module.__name__}.{name}: (added, removed)"

@@ -1,11 +1,12 @@
 """A test fault whose every start raises (or, with option no_target, finds nothing to hit):
-what a run, a suite or a report says when a scenario's fault never took effect."""
+what a run, a suite or a report says when a scenario's fault never took effect. Not
+registered on import: a test that names it registers it for itself, with the `registered`
+fixture (tests/conftest.py), as registered(faults={NAME: AlwaysFails})."""
 from __future__ import annotations
 
 from typing import Any
 
 from ground.nemesis_protocol import NoTarget
-from nemesis.registry import register_fault
 
 NAME = "always-fails"
 
@@ -27,5 +28,3 @@ class AlwaysFails:
     def heal_all(self) -> list[dict[str, Any]]:
         return []
 
-
-register_fault(NAME, AlwaysFails)

@@ -7,7 +7,6 @@ import time
 
 from ground.client_gate import ClientGate
 from ground.history_file import read_history
-from nemesis.registry import register_fault
 from tests.harness.test_runner import run
 
 
@@ -68,10 +67,8 @@ class HoldingNemesis:
         return []
 
 
-register_fault("test-holding", HoldingNemesis)
-
-
-def test_no_client_op_is_invoked_while_a_fault_holds_the_clients_and_none_is_open(tmp_path) -> None:
+def test_no_client_op_is_invoked_while_a_fault_holds_the_clients_and_none_is_open(tmp_path, registered) -> None:
+    registered(faults={"test-holding": HoldingNemesis})
     _, result = run(tmp_path, duration=1.5, rate=200, nemesis={"faults": ["test-holding"], "interval": 0.4})
     history = list(read_history(result.history))
     held = [i for i, op in enumerate(history) if op.get("f") == "held"]

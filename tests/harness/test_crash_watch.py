@@ -6,7 +6,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from harness.crash_watch import CrashWatch
-from nemesis.registry import register_fault
 from tests.support import FakeCluster, until
 
 
@@ -244,10 +243,7 @@ class CrashThenHeal:
         return [{"f": "start", "value": {"nodes": [n.name for n in down]}}] if down else []
 
 
-register_fault("test-crash-then-heal", CrashThenHeal)
-
-
-def test_a_crash_is_recorded_before_the_heal_that_restarts_the_node(tmp_path, monkeypatch):
+def test_a_crash_is_recorded_before_the_heal_that_restarts_the_node(tmp_path, monkeypatch, registered):
     """With no look of the thread in between (a long interval), the runner's own looks before
     each fault and heal still record the crash before the start that hides it."""
     import harness.crash_watch as crash_watch
@@ -257,6 +253,7 @@ def test_a_crash_is_recorded_before_the_heal_that_restarts_the_node(tmp_path, mo
     monkeypatch.setattr(crash_watch, "exit_state", live_state)
     monkeypatch.setattr(crash_watch, "log_tail", tail)
     monkeypatch.setattr(crash_watch, "INTERVAL", 3600)
+    registered(faults={"test-crash-then-heal": CrashThenHeal})
     node = LiveNode("osn1")
     _, result = run(tmp_path, cluster=FakeCluster([node]), duration=0.5,
                     nemesis={"faults": ["test-crash-then-heal"], "interval": 0.1})

@@ -12,7 +12,7 @@ from harness.plan import prepare
 from harness.schedules.random_faults import Request, overlaps, plan_schedule
 from harness.runner import Runner
 from harness.scenario import ScenarioError, parse_scenario
-from nemesis.registry import fault_factory, register_fault
+from nemesis.registry import fault_factory
 
 FAULTS = ["kill-broker", "pause-broker", "partition-halves", "isolate-leader", "link-faults", "pause-majority"]
 SHAPE = {"duration": 600, "interval": 5, "period": 30, "quiet": 10, "families": 3, "max_active": 2}
@@ -80,7 +80,7 @@ def test_an_empty_fault_list_plans_nothing():
     assert plan(1, faults=[]) == []
 
 
-register_fault("noop-b", fault_factory("noop"))
+# noop-b: noop under a second name, registered by the test that runs RUN's faults.
 RUN = {"concurrency": 2, "rate": 200, "duration": 3, "recovery_wait": 0.1, "final_read_time_limit": 5,
        "op_timeout": 2, "workloads": [{"name": "noop"}],
        "nemesis": {"faults": ["noop", "noop-b"], "schedule": "random", "interval": 0.2, "period": 1.2, "quiet": 0.3,
@@ -95,7 +95,8 @@ def _requests(tmp_path, seed):
     return [(r.op["f"], r.op["fault"]) for r in p.fault_plan()], done
 
 
-def test_a_run_does_the_planned_schedule_in_order_and_its_seed_replays_it(tmp_path):
+def test_a_run_does_the_planned_schedule_in_order_and_its_seed_replays_it(tmp_path, registered):
+    registered(faults={"noop-b": fault_factory("noop")})
     planned, done = _requests(tmp_path / "a", 4)
     assert planned and overlaps(prepare(parse_scenario({**RUN, "seed": 4}, "t"), "t").fault_plan()) > 0
     # Each request's answer: a start records the fault's own op ("noop"), a stop its heal.

@@ -15,12 +15,10 @@ from ground.history_file import read_history
 from harness.plan import prepare
 from harness.runner import Runner
 from harness.scenario import parse_scenario
-from nemesis.registry import register_fault
-from tests.harness import failing_fault  # noqa: F401  registers always-fails
+from tests.harness import failing_fault
 from tests.support import FakeCluster as SupportCluster
 from tests.support import FakeNode
 from workloads.noop import NoopClient, noop_workload
-from workloads.registry import register_workload
 
 BASE = {"concurrency": 3, "rate": 0, "duration": 0.5, "recovery_wait": 0.1, "final_read_time_limit": 5,
         "op_timeout": 2, "seed": 9, "workloads": [{"name": "noop"}], "nemesis": {"faults": ["noop"], "interval": 0.1}}
@@ -46,6 +44,17 @@ def pairs(history):
             done.append((open_ops.pop(op["process"]), op))
     assert not open_ops, f"invokes never completed: {open_ops}"
     return done
+
+
+@pytest.fixture(autouse=True)
+def stand_ins(registered):
+    """The workloads and faults this module's tests name (defined below), registered for each
+    test only: registered at import, they would stay for every later test of the session."""
+    registered(workloads={"test-exploding": _workload("test-exploding", Exploding()),
+                          "test-unopenable": _workload("test-unopenable", Unopenable()),
+                          "test-cluster-echo": _workload("test-cluster-echo", ClusterEcho(), needs_cluster=True),
+                          "test-setup": _setup_then_echo, "test-setup-fails": _setup_fails},
+               faults={failing_fault.NAME: failing_fault.AlwaysFails, "test-leftover": LeftoverNemesis})
 
 
 @pytest.fixture(scope="module")
@@ -133,14 +142,10 @@ class ClusterEcho(NoopClient):
         return {"type": OK, "value": self.cluster.run}
 
 
-def _register(name, client, needs_cluster=False):
+def _workload(name, client, needs_cluster=False):
+    """A workload `name`'s factory: noop's generator, its ops done by `client`."""
     base = noop_workload({})
-    register_workload(name, lambda options, variant: Workload(name, client, base.generator, None, needs_cluster))
-
-
-_register("test-exploding", Exploding())
-_register("test-unopenable", Unopenable())
-_register("test-cluster-echo", ClusterEcho(), needs_cluster=True)
+    return lambda options, variant: Workload(name, client, base.generator, None, needs_cluster)
 
 
 def test_a_client_that_raises_completes_as_info_crash(tmp_path):
@@ -187,10 +192,6 @@ def _setup_fails(options, variant):
     def fail(cluster):
         raise TimeoutError("topics have no leader")
     return Workload("test-setup-fails", ClusterEcho(), noop_workload({}).generator, None, True, fail)
-
-
-register_workload("test-setup", _setup_then_echo)
-register_workload("test-setup-fails", _setup_fails)
 
 
 def test_a_workloads_setup_readies_the_cluster_once_before_its_first_op(tmp_path):
@@ -317,9 +318,6 @@ class LeftoverNemesis:
             return []
         self.leftover = False
         return [{"f": "start", "value": {"nodes": ["kafka2"]}}]
-
-
-register_fault("test-leftover", LeftoverNemesis)
 
 
 def test_faults_left_by_an_earlier_run_are_healed_before_the_first_op(tmp_path):

@@ -192,8 +192,10 @@ def test_a_verdict_the_variant_does_not_expect_fails_the_suite(check_server, tmp
     assert "verdict valid where invalid is expected" in failure.get("message")
 
 
-def _failing_scenario(tmp_path: Path, **nemesis: object) -> Path:
-    """The noop scenario named `mixed`, whose fault never takes effect."""
+def _failing_scenario(tmp_path: Path, registered, **nemesis: object) -> Path:
+    """The noop scenario named `mixed`, whose fault (failing_fault's, registered for the test)
+    never takes effect."""
+    registered(faults={failing_fault.NAME: failing_fault.AlwaysFails})
     scenario = tmp_path / "mixed.toml"
     text = (SCENARIOS_DIR / "noop.toml").read_text().replace('faults = ["noop"]', f'faults = ["{failing_fault.NAME}"]')
     extra = "".join(f"{k} = {json.dumps(v)}\n" for k, v in nemesis.items() if not isinstance(v, dict))
@@ -204,8 +206,8 @@ def _failing_scenario(tmp_path: Path, **nemesis: object) -> Path:
     return scenario
 
 
-def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(check_server, tmp_path):
-    spec = one_cell(tmp_path, "fabric-recommended", _failing_scenario(tmp_path), 1.5)
+def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(check_server, tmp_path, registered):
+    spec = one_cell(tmp_path, "fabric-recommended", _failing_scenario(tmp_path, registered), 1.5)
     lines: list[str] = []
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
     (o,) = result.outcomes
@@ -223,8 +225,8 @@ def test_a_cell_whose_fault_never_took_effect_is_undecided_and_fails_the_suite(c
     assert "Undecided: no fault took effect" in report and "proves nothing about its faults" in report
 
 
-def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(check_server, tmp_path):
-    scenario = _failing_scenario(tmp_path, may_find_no_target=True, options={"no_target": True})
+def test_a_scenario_may_excuse_faults_that_found_no_target_but_never_failures(check_server, tmp_path, registered):
+    scenario = _failing_scenario(tmp_path, registered, may_find_no_target=True, options={"no_target": True})
     spec = one_cell(tmp_path, "fabric-recommended", scenario, 1.5)
     result = run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
     (o,) = result.outcomes
