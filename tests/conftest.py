@@ -12,6 +12,7 @@ must one marked `nightly` (left out of make test by pyproject's addopts, run by 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Collection, Mapping
 from typing import Any
 
@@ -19,6 +20,27 @@ import pytest
 
 OFFLINE_DOCKER_HOST = "unix:///nonexistent/ordeal-offline-tier-not-marked-cluster.sock"
 _GUARD = pytest.StashKey[pytest.MonkeyPatch]()
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """How many processes pytest-xdist runs the tests in (pyproject's addopts asks `-n auto`).
+
+    Two or more (up to 4, one per core) when the selection can hold no `cluster` test: the
+    offline tier's Spark checks leave a core idle while each waits on the JVM, so two workers,
+    each with its Spark server, halve its time on two cores. None (all in this process) as soon
+    as a cluster test may be selected: clusters must not boot side by side, and the real-cluster
+    tests' timing should not compete with a second worker's checks. An explicit `-n` wins."""
+    from _pytest.mark.expression import Expression
+
+    expr = config.option.markexpr or ""
+    if expr:
+        compiled = Expression.compile(expr)
+        cluster_selected = any(compiled.evaluate(lambda name, m=set(more) | {"cluster"}, **_: name in m)
+                               for more in ((), ("chaos",), ("nightly",), ("chaos", "nightly")))
+    else:
+        cluster_selected = True
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return 0 if cluster_selected or cores < 2 else min(4, cores)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
