@@ -62,7 +62,9 @@ fi
 # 2. The Docker engine.
 if ! timeout 10 docker info >/dev/null 2>&1; then
   say "starting dockerd (log: $cache/dockerd.log)"
-  setsid nohup dockerd >>"$cache/dockerd.log" 2>&1 < /dev/null &
+  # fd 9 (the bootstrap lock) closed for it: dockerd outlives this bootstrap, and holding the
+  # lock would make every later bootstrap wait for ever.
+  setsid nohup dockerd >>"$cache/dockerd.log" 2>&1 < /dev/null 9>&- &
   for _ in $(seq 1 120); do
     timeout 5 docker info >/dev/null 2>&1 && break
     sleep 0.5
@@ -113,6 +115,6 @@ step "training the checker JVM's class archive" "1 min" "$cache/class-archive.lo
 say "  $(tail -1 "$cache/class-archive.log")"
 (cd "$root" && setsid flock -n "$cache/class-archive-large.lock" \
   .venv/bin/python -m checkers.archive_training --cache "$cache" --only large) \
-  >"$cache/class-archive-large.log" 2>&1 < /dev/null &
+  >"$cache/class-archive-large.log" 2>&1 < /dev/null 9>&- &  # without the bootstrap lock (fd 9): it outlives this bootstrap
 say "the large-history JVM's class archive is built in the background (log: $cache/class-archive-large.log)"
 say "ready in $(( $(date +%s) - started )) s"

@@ -5,7 +5,6 @@ at the end of its test (the `fault` fixture), so no probe thread outlives a test
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -170,7 +169,8 @@ def test_never_starts_a_node_that_exited_by_itself(rigs) -> None:
     rig.fault.start(rig.fault.rng)
     support.until(lambda: rig.ops("start", "osn1") and rig.ops("start", "osn3") and rig.probes("osn2") >= 3,
                   5.0, step=0.005, what="osn1 and osn3 started again, 3 probes of osn2")
-    time.sleep(0.1)  # more thresholds pass for the others
+    more = rig.probes("osn1") + 3  # another threshold's worth of probes of the others, osn2's prober could have acted in
+    support.until(lambda: rig.probes("osn1") >= more, 5.0, step=0.005, what="3 more probes of osn1")
     assert rig.cluster.node("osn2").calls == [] and rig.cluster.node("osn2").state == "exited"
     assert rig.probes("osn2") == 3  # left alone at its first threshold, no longer probed
     healed = rig.fault.stop()
@@ -212,12 +212,11 @@ def test_stop_heals_the_partition_and_ends_probing(rigs) -> None:
     assert all(graph.has_edge(a, b) for a in brokers + ["zk1"] for b in brokers + ["zk1"] if a != b)
     assert all(graph.has_edge(a, b) for a in osns for b in osns + ["zk1"] if a != b)
     support.until(lambda: rig.probes("osn1") >= 2, 5.0, step=0.005, what="2 probes of osn1")
+    probers = list(rig.fault._threads)
     healed = rig.fault.stop()
     assert rig.firewall.heals == 1 and healed["value"]["connected"] is True
     assert not rig.fault.probing and not rig.fault.active
-    before = dict(rig.probe.count)
-    time.sleep(0.1)  # ten intervals
-    assert rig.probe.count == before
+    assert probers and not any(t.is_alive() for t in probers)  # ended, not merely forgotten: none probes again
 
 
 def test_heal_all_ends_probing_heals_and_starts_every_down_osn(rigs) -> None:
