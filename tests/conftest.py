@@ -145,37 +145,33 @@ def check_together(spark, tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def find_together(spark, tmp_path_factory):
-    """The anomaly rows of histories found as one batch by every registered checker that reads
-    them (checkers.registry.CHECKS, as `ordeal check` runs them, not a pipeline rebuilt by
-    hand): name -> rows ({anomaly, evidence, example}, the example parsed), sorted by evidence.
-    Unlike results.json, each row keeps its own evidence. A module of anomaly tests builds its
-    histories at import and finds them all with one call, as check_together does."""
-    from pyspark.sql import functions as F
-
-    from checkers.check import batch_tables
-    from checkers.checker import gathered
+    """The anomaly rows of a module's histories, found as one batch by every registered checker
+    that reads them (checkers.registry.CHECKS, as `ordeal check` runs them, not a pipeline
+    rebuilt by hand). Unlike results.json, each row keeps its own evidence. A module of anomaly
+    tests builds its cases at import (name -> (HistoryBuilder, what its assertions name)) and
+    finds them all with one call, as check_together checks them: tests/support.Found."""
+    from checkers.check import _union, batch_tables
     from checkers.ingest.history import HISTORY, load_history
     from checkers.registry import CHECKS
     from checkers.runtime.session import fit_to_input
+    from tests.support import Found
 
-    def find(histories: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    def find(cases: Mapping[str, tuple[Any, Any]], default: Collection[str] = ()) -> Found:
         root = tmp_path_factory.mktemp("found")
         loaded = [load_history(history.write(root / f"{n}.jsonl"), root / f"{n}.parquet")
-                  for n, history in enumerate(histories.values())]
+                  for n, (history, _) in enumerate(cases.values())]
         running = [c for c in CHECKS.values() if any(c.reads(h.counts) for h in loaded)]
         fit_to_input(spark, sum(h.counts.ops for h in loaded))
         tables = batch_tables(spark, loaded)
-        frames = [c.find(tables).rows.select(HISTORY, "anomaly", "evidence", "example") for c in running]
-        got: dict[str, list[dict[str, Any]]] = {name: [] for name in histories}
-        names = list(histories)
-        if frames:
-            union = frames[0]
-            for more in frames[1:]:
-                union = union.unionByName(more)
-            for r in gathered(union).orderBy(HISTORY, F.col("evidence")).collect():
-                got[names[r[HISTORY]]].append({"anomaly": r["anomaly"], "evidence": list(r["evidence"]),
-                                               "example": json.loads(r["example"])})
-        return {name: sorted(rows, key=lambda a: (a["evidence"], a["anomaly"])) for name, rows in got.items()}
+        names = list(cases)
+        rows: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        if running:
+            frames = [c.find(tables).rows.select(HISTORY, "anomaly", "evidence", "example") for c in running]
+            for r in _union(frames).collect():
+                rows[names[r[HISTORY]]].append({"anomaly": r["anomaly"], "evidence": list(r["evidence"]),
+                                                "example": json.loads(r["example"])})
+        return Found({name: sorted(found, key=lambda a: (a["evidence"], a["anomaly"])) for name, found in rows.items()},
+                     {name: built for name, (_, built) in cases.items()}, tuple(default))
 
     return find
 

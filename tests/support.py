@@ -51,6 +51,24 @@ def holds(predicate: Callable[[], Any], seconds: float, step: float = 0.25, what
         time.sleep(step)
 
 
+class Found:
+    """What the registered checkers found in a module's cases, checked as one batch
+    (tests/conftest.py find_together): `found(name, *anomalies)` is the rows of those anomalies
+    (else of the module's `default` ones) in case `name`, and what its builder returned (the
+    indices its assertions name); `found.all(name)` is every row of it."""
+
+    def __init__(self, rows: dict[str, list[dict[str, Any]]], built: dict[str, Any], default: tuple[str, ...]):
+        self._rows, self._built, self._default = rows, built, default
+
+    def __call__(self, name: str, *anomalies: str) -> tuple[list[dict[str, Any]], Any]:
+        wanted = anomalies or self._default
+        assert wanted, "name the anomalies whose rows the test reads"
+        return [r for r in self._rows[name] if r["anomaly"] in wanted], self._built[name]
+
+    def all(self, name: str) -> list[dict[str, Any]]:
+        return self._rows[name]
+
+
 class FakeNode:
     """A node that implements ground.cluster_view.NodeView in memory: its verbs change its
     state and are listed in `calls`; `crash()` is an exit no verb caused. Tests needing more

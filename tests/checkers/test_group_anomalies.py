@@ -127,16 +127,9 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def found(find_together):
-    """The rows the registered checkers found in CASES[name] whose anomaly is one of
-    `anomalies` (by default the position anomalies), and what its builder returned (indices
-    the assertions name)."""
-    rows = find_together({name: h for name, (h, _) in CASES.items()})
-
-    def of(name: str, *anomalies: str) -> tuple[list[dict], object]:
-        wanted = anomalies or POSITION_ANOMALIES
-        return [r for r in rows[name] if r["anomaly"] in wanted], CASES[name][1]
-
-    return of
+    """What the registered checkers found in CASES, as one batch (tests/support.Found); the
+    position anomalies unless a test names others."""
+    return find_together(CASES, default=POSITION_ANOMALIES)
 
 
 # -- positions ------------------------------------------------------------------------

@@ -211,10 +211,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def found(find_together):
-    """The rows of one anomaly the registered checkers found in CASES[name], and what its
-    builder returned (indices the assertions name)."""
-    rows = find_together({name: h for name, (h, _) in CASES.items()})
-    return lambda name, anomaly: ([r for r in rows[name] if r["anomaly"] == anomaly], CASES[name][1])
+    """What the registered checkers found in CASES, as one batch (tests/support.Found)."""
+    return find_together(CASES)
 
 
 def test_acknowledged_send_missing_from_final_read_is_lost_write(found):

@@ -9,8 +9,6 @@ alone (run.json only decides whether they fail the verdict, which `judged` tests
 check_together)."""
 from __future__ import annotations
 
-from collections.abc import Collection
-
 import pytest
 
 from checkers.registry import CHECKS
@@ -109,15 +107,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def found(find_together):
-    """The rows of one anomaly (or of any of several) the registered checkers found in
-    CASES[name], and what its builder returned (indices the assertions name)."""
-    rows = find_together({name: h for name, (h, _) in CASES.items()})
-
-    def of(name: str, anomaly: str | Collection[str]):
-        wanted = {anomaly} if isinstance(anomaly, str) else set(anomaly)
-        return [r for r in rows[name] if r["anomaly"] in wanted], CASES[name][1]
-
-    return of
+    """What the registered checkers found in CASES, as one batch (tests/support.Found)."""
+    return find_together(CASES)
 
 
 def test_a_partition_never_read_again_is_unavailable_with_its_failed_reads(found):
@@ -184,12 +175,12 @@ def test_an_osn_that_delivers_nothing_new_after_the_heal_while_the_others_grow_i
     assert rows == [
         {"anomaly": "stalled-osn", "evidence": [last],
          "example": {"channel": "ch1", "osn": "osn3", "height": 2, "channel_height": 6, "refused_broadcasts": 0}}]
-    assert found("stuck", CHECKS["ordering"].anomalies)[0] == []  # not lagging-osn as well
+    assert found("stuck", *CHECKS["ordering"].anomalies)[0] == []  # not lagging-osn as well
 
 
 def test_an_osn_still_moving_after_the_heal_is_lagging_not_stalled(found):
     assert found("still-moving", "stalled-osn")[0] == []
-    assert [(r["anomaly"], r["example"]["osn"]) for r in found("still-moving", CHECKS["ordering"].anomalies)[0]] == [
+    assert [(r["anomaly"], r["example"]["osn"]) for r in found("still-moving", *CHECKS["ordering"].anomalies)[0]] == [
         ("lagging-osn", "osn3")]
 
 

@@ -151,10 +151,8 @@ CASES = {
 
 @pytest.fixture(scope="module")
 def found(find_together):
-    """The rows of one anomaly the registered checkers found in CASES[name], and what its
-    builder returned (indices the assertions name)."""
-    rows = find_together({name: h for name, (h, _) in CASES.items()})
-    return lambda name, anomaly: ([r for r in rows[name] if r["anomaly"] == anomaly], CASES[name][1])
+    """What the registered checkers found in CASES, as one batch (tests/support.Found)."""
+    return find_together(CASES)
 
 
 def test_osns_with_different_blocks_at_one_number_are_block_fork(found):

@@ -168,16 +168,9 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def batch(find_together):
-    """Every row the registered checkers found in each of CASES: name -> rows."""
-    return find_together({name: h for name, (h, _) in CASES.items()})
-
-
-@pytest.fixture(scope="module")
-def found(batch):
-    """The rows of CASES[name] whose anomaly is one of `anomalies`, and what its builder
-    returned (indices the assertions name)."""
-    return lambda name, *anomalies: ([r for r in batch[name] if r["anomaly"] in anomalies], CASES[name][1])
+def found(find_together):
+    """What the registered checkers found in CASES, as one batch (tests/support.Found)."""
+    return find_together(CASES)
 
 
 # -- aborted-read ---------------------------------------------------------------------
@@ -269,9 +262,9 @@ def _runs(tables) -> list[bool]:
     return [r["run"] for r in kafka.poll_runs(kafka.final_steps(polls, offsets)).collect()]
 
 
-def test_a_poll_over_marker_gaps_is_one_run_without_anomaly(ops_of, batch):
+def test_a_poll_over_marker_gaps_is_one_run_without_anomaly(ops_of, found):
     assert _runs(ops_of(CASES["gappy-poll"][0])) == [True]  # judged whole: no record-by-record look
-    assert batch["gappy-poll"] == []
+    assert found.all("gappy-poll") == []
 
 
 @pytest.mark.parametrize("polled, final, anomaly", _GAPPY)
