@@ -3,8 +3,8 @@ stderr, no traceback, and nothing booted.
 
 The command's main() runs in this process, its file descriptors captured (a JVM's output
 would show); one test starts the `ordeal` process itself, so that the entry point is held to
-the same rule. Nothing can boot here: DOCKER_HOST names a socket that does not exist (and the
-tests' guard refuses Docker to tests without a cluster), so a command that reached boot would
+the same rule. Nothing can boot here: the offline tier's guard (tests/conftest.py) points DOCKER_HOST at a
+socket that does not exist and refuses a Docker client in this process, so a command that reached boot would
 fail otherwise (not with exit 2 and one line), and no run directory may appear in the store
 (a run creates it before it boots).
 """
@@ -26,7 +26,7 @@ VARIANT = (REPO / "clusters" / "variants" / "fabric-recommended-model.toml").rea
 
 
 def _ordeal_process(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = dict(os.environ, DOCKER_HOST="unix:///nonexistent/ordeal-test.sock")
+    env = dict(os.environ)  # DOCKER_HOST as the offline tier's guard set it (tests/conftest.py)
     env.pop("ORDEAL_SPARK_MASTER", None)
     return subprocess.run([sys.executable, "-m", "cli.main", *args], capture_output=True, text=True,
                           timeout=300, cwd=cwd, env=env)
@@ -38,7 +38,6 @@ def ordeal(capfd, monkeypatch):
     process costs a second of imports, and this module starts dozens)."""
     from cli.main import main
 
-    monkeypatch.setenv("DOCKER_HOST", "unix:///nonexistent/ordeal-test.sock")
     monkeypatch.delenv("ORDEAL_SPARK_MASTER", raising=False)
 
     def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
