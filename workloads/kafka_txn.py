@@ -72,6 +72,20 @@ class KafkaTxnOptions(BaseModel):
                                                     "stay open before aborting it (a fenced or dead producer's)")
     final_read_timeout: float = Field(8.0, gt=0, le=600,
                                       description="seconds one final read may take; below the scenario's op_timeout")
+    # How long librdkafka waits for one Produce's answer, and what it does after. By default a
+    # message's own timeout is the txn's (message.timeout.ms = txn_timeout), and a request waits
+    # as long as librdkafka's default socket.timeout.ms (60 s): a send whose answer is lost then
+    # races the txn's abort against librdkafka's own message timeout, which bumps the epoch.
+    # Set, these give the other path its room: a Produce given up after socket_timeout_ms, its
+    # message waiting retry_backoff_ms for its retry, and the abort coming before its own timeout
+    # (docs/findings.md, librdkafka's lost commit).
+    socket_timeout_ms: int | None = Field(None, ge=10, le=300_000,
+                                          description="socket.timeout.ms: how long a request waits for its answer")
+    message_timeout_ms: int | None = Field(None, ge=1000, le=900_000,
+                                           description="message.timeout.ms (default: txn_timeout)")
+    retry_backoff_ms: int | None = Field(None, ge=1, le=300_000,
+                                         description="retry.backoff.ms and retry.backoff.max.ms: the wait before "
+                                                     "a request is tried again")
     group: str | None = Field(None, min_length=1,
                               description="consumer group to subscribe with; None = assign mode, explicit offsets")
     group_protocol: Literal["classic", "consumer"] = Field(
@@ -82,6 +96,16 @@ class KafkaTxnOptions(BaseModel):
         if self.group is None and self.group_protocol != "classic":
             raise ValueError(f"group_protocol = {self.group_protocol!r} needs a group to subscribe with (group = ...)")
         return self
+
+
+def _release(version: str) -> tuple[int, ...]:
+    """"2.16.0" as (2, 16, 0); what is not a number ends it."""
+    parts = []
+    for part in version.split("."):
+        if not part.isdigit():
+            break
+        parts.append(int(part))
+    return tuple(parts)
 
 
 @dataclass
@@ -228,14 +252,28 @@ class KafkaTxnClient:
                 "bootstrap.servers": self.cluster.bootstrap_servers(),
                 "transactional.id": self.tid, "acks": "all", "enable.idempotence": True,
                 "transaction.timeout.ms": self.opts.transaction_timeout_ms,
-                "message.timeout.ms": int(self.opts.txn_timeout * 1000),
+                "message.timeout.ms": self.opts.message_timeout_ms or int(self.opts.txn_timeout * 1000),
                 "request.timeout.ms": max(1000, int(self.opts.txn_timeout * 500)),
                 "retries": max(p.retries, 1), "linger.ms": 0,
+                **self._request_timing(),
             })
             # Fences any producer that held this id before (a retired process's): its open txn is aborted.
             producer.init_transactions(self.opts.txn_timeout)
             self.producer = producer
         return self.producer
+
+    def _request_timing(self) -> dict[str, int]:
+        """The options' request timing settings, as librdkafka names them (the Java client's
+        bridge renames or drops what it has no counterpart for)."""
+        o = self.opts
+        timing = {"socket.timeout.ms": o.socket_timeout_ms} if o.socket_timeout_ms else {}
+        if o.retry_backoff_ms:
+            timing["retry.backoff.ms"] = o.retry_backoff_ms
+            # librdkafka 2.3 added exponential backoff, capped by retry.backoff.max.ms (1 s by
+            # default, and retry.backoff.ms may not exceed it); earlier releases refuse the name.
+            if self.state.client.java or _release(self.state.client.describe()["version"]) >= (2, 3):
+                timing["retry.backoff.max.ms"] = o.retry_backoff_ms
+        return timing
 
     def _new_consumer(self, name: str, group: str | None = None, **extra: Any) -> Consumer:
         return self.state.client.consumer({
