@@ -17,8 +17,10 @@ exit status: 0 done (whatever the rates), 2 bad usage, 130 interrupted."""
 SHRINK_EPILOG = """\
 The run's fault schedule becomes an explicit timeline (schedule = "timeline": each step a
 time, start or stop, a fault naming a role, and the seed of its choice); delta debugging drops
-steps while the anomaly comes back in NEED of TRIES runs; then the main phase is cut after the
-last step and workloads are dropped where the anomaly comes without them. Writes
+steps while the anomaly comes back in NEED of TRIES runs; then a fault on a random broker is
+tried on a partition's leader instead, stops are dropped (the final heal ends the fault), the
+main phase is cut after the last step and workloads are dropped, each where the anomaly comes
+without it. The least scenario is then run CONFIRM times to measure its rate. Writes
 RUN_DIR/shrunk.toml (run it with `ordeal run RUN_DIR/shrunk.toml`) and RUN_DIR/shrink.json.
 
 exit status: 0 shrunk (or the budget ran out: the least found is kept), 2 bad usage or a run
@@ -43,9 +45,11 @@ def _shrink(args: argparse.Namespace) -> int:
 
     if args.budget <= 0:
         raise UsageError("--budget must be more than 0")
+    if args.confirm < 0:
+        raise UsageError("--confirm must be 0 (no measuring) or more runs")
     try:
         shrink(args.run_dir, anomaly=args.anomaly, tries=args.tries, need=args.need, budget=args.budget,
-               store=args.store)
+               confirm=args.confirm, store=args.store)
     except ReproduceError as exc:
         raise UsageError(str(exc)) from None
     return 0
@@ -70,5 +74,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--tries", type=int, default=3, metavar="N", help="runs per candidate, at most (default 3)")
     s.add_argument("--need", type=int, default=2, metavar="K", help="runs of a candidate that must show it (default 2)")
     s.add_argument("--budget", type=float, default=3600.0, metavar="SECONDS", help="time for all candidates (default 3600)")
+    s.add_argument("--confirm", type=int, default=10, metavar="N",
+                   help="runs of the least scenario that measure its rate, outside the budget (default 10; 0: none)")
     s.add_argument("--store", type=Path, default=Path("store"), metavar="DIR", help="where runs go (default ./store)")
     s.set_defaults(func=_shrink)

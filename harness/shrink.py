@@ -6,13 +6,21 @@ fault (which names a role: a broker, the leader of a partition, the transaction 
 and the seed of that fault's own choice, never a container's name. Then, as Zeller's delta
 debugging does (ddmin), it drops fault steps while what is left still reproduces the finding:
 the anomaly kind in at least `need` of `tries` runs. A start is dropped or kept with its stop.
-Once the steps are 1-minimal, the main phase is cut to just after the last step, and each
-workload is dropped in turn where the finding comes without it. Every candidate is a real run
-on the real cluster; the budget bounds them all, and what was least when it ran out is kept.
+Once the steps are 1-minimal:
+- each fault that hits a node picked at random is tried as its targeted counterpart, the same
+  action on the leader of a partition (SHARPER): a kill of a random broker loses acknowledged
+  writes only when it happens to lead a partition being written, a kill of a leader always does;
+- each stop is dropped where the finding comes without it (the fault then lasts until the final
+  heal): one step fewer;
+- the main phase is cut to just after the last step, and each workload is dropped in turn where
+  the finding comes without it.
+Every candidate is a real run on the real cluster; the budget bounds them all, and what was
+least when it ran out is kept. Last, outside the budget, the least scenario is run `confirm`
+times: the rate a maintainer can expect, not the k of n that let it through.
 
 What it writes beside the run: shrunk.toml, the least scenario found (`schedule =
-"timeline"`), and shrink.json, every candidate tried with its outcome, the steps before and
-after, and the final scenario's measured rate.
+"timeline"`) with its measured rate in its header, and shrink.json, every candidate tried with
+its outcome, the steps before and after, and that rate.
 """
 from __future__ import annotations
 
@@ -32,6 +40,9 @@ from harness.reproduce import ReproduceError, plan_of, recorded, run_tries
 SHRUNK_TOML = "shrunk.toml"
 SHRINK_JSON = "shrink.json"
 TAIL = 15.0  # seconds of main phase kept after the last step: the fault's effect must land
+# A fault on a node picked at random among brokers, and the fault doing the same to a partition's
+# leader: where the finding needs the leader hit, the targeted one forces what the other hits by luck.
+SHARPER = {"kill-broker": "kill-leader", "kill-minority": "kill-leader", "isolate-node": "isolate-leader"}
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,6 +147,36 @@ class Shrinker:
         return units
 
 
+    def sharpen(self, units: list[Unit]) -> list[Unit]:
+        """Each unit whose fault has a targeted counterpart (SHARPER), tried as that."""
+        for i, unit in enumerate(units):
+            sharper = SHARPER.get(unit.steps[0]["fault"])
+            if sharper is None:
+                continue
+            tried = Unit(tuple(dict(s, fault=sharper) for s in unit.steps))
+            units_then = units[:i] + [tried] + units[i + 1:]
+            if self.reproduces(candidate(self.base, units_then), f"{unit.steps[0]['fault']} as {sharper}"):
+                units = units_then
+        return units
+
+    def lone_starts(self, units: list[Unit]) -> list[Unit]:
+        """Each stop dropped where the finding comes without it (the final heal ends the fault)."""
+        for i, unit in enumerate(units):
+            if len(unit.steps) != 2:
+                continue
+            start, stop = unit.steps
+            units_then = units[:i] + [Unit((start,))] + units[i + 1:]
+            if self.reproduces(candidate(self.base, units_then), f"{start['fault']} at {start['at']} s never stopped"):
+                units = units_then
+        return units
+
+    def measure(self, scenario: dict[str, Any], runs: int) -> dict[str, Any]:
+        """The scenario's rate over `runs` runs (all of them: no early stop, no budget)."""
+        self.say(f"shrink: the least scenario, {runs} runs to measure its rate")
+        got = run_tries(lambda: plan_of(scenario, self.source), runs, self.store, self.pool, self.say)
+        return {"found": got.found(self.anomaly), "runs": len(got.runs), "rates": got.rates, "tries": got.runs}
+
+
 def finding_of(run_dir: Path, asked: str | None) -> str:
     """The anomaly kind to keep: the one asked for, else the run's first that failed its verdict."""
     results = CheckResults.read(run_dir)
@@ -152,14 +193,40 @@ def finding_of(run_dir: Path, asked: str | None) -> str:
     return failing[0]
 
 
+def _search(shrinker: Shrinker, base: dict[str, Any], units: list[Unit], whole: dict[str, Any], before: int,
+            run_dir: Path) -> bool:
+    """The passes, in order, until done or out of budget; answers whether the budget ran out."""
+    kind, need, tries = shrinker.anomaly, shrinker.need, shrinker.tries
+    try:
+        if not shrinker.reproduces(whole, f"the whole schedule as a timeline ({before} steps)"):
+            raise ReproduceError(f"{run_dir}: {kind} did not come back in {need} of {tries} runs of its own schedule; "
+                                 "`ordeal reproduce` measures its rate")
+        units = shrinker.lone_starts(shrinker.sharpen(shrinker.ddmin(units)))
+        last = max((s["at"] for s in steps_of(units)), default=0.0)
+        shorter = round(min(whole["duration"], last + TAIL), 1)
+        if shorter < whole["duration"]:
+            shrinker.reproduces(candidate(base, units, shorter), f"the main phase cut to {shorter} s")
+        for w in list(shrinker.best["workloads"]):
+            least = shrinker.best
+            rest = [x for x in least["workloads"] if x is not w]
+            if rest:
+                shrinker.reproduces(dict(least, workloads=rest), f"without workload {w['name']}")
+    except TimeoutError:
+        shrinker.say("shrink: the budget ran out; keeping the least found so far")
+        return True
+    return False
+
+
 def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: int = 2, budget: float = 3600.0,
-           store: Path = Path("store"), say: Callable[[str], None] = print) -> dict[str, Any]:
+           confirm: int = 10, store: Path = Path("store"), say: Callable[[str], None] = print) -> dict[str, Any]:
     """Shrink the run's finding; write shrunk.toml and shrink.json beside it; return shrink.json's content."""
     from harness.cluster_pool import ClusterPool
 
     run_dir = Path(run_dir)
     if not 1 <= need <= tries:
         raise ReproduceError(f"--need {need} must be between 1 and --tries {tries}")
+    if confirm < 0:
+        raise ReproduceError(f"--confirm {confirm} must be 0 (do not measure) or more runs")
     kind = finding_of(run_dir, anomaly)
     base, _ = recorded(run_dir)
     source = str(run_dir / "scenario.json")
@@ -172,38 +239,25 @@ def shrink(run_dir: Path, *, anomaly: str | None = None, tries: int = 3, need: i
     shrinker = Shrinker(base, source, kind, tries, need, time.monotonic() + budget,
                         Path(store) / f"shrink-{plan.scenario.name}", pool, say)
     whole = candidate(base, units)
-    out_of_time = False
     try:
-        if not shrinker.reproduces(whole, f"the whole schedule as a timeline ({before} steps)"):
-            raise ReproduceError(f"{run_dir}: {kind} did not come back in {need} of {tries} runs of its own schedule; "
-                                 "`ordeal reproduce` measures its rate")
-        units = shrinker.ddmin(units)
-        last = max((s["at"] for s in steps_of(units)), default=0.0)
-        shorter = round(min(whole["duration"], last + TAIL), 1)
-        if shorter < whole["duration"]:
-            shrinker.reproduces(candidate(base, units, shorter), f"the main phase cut to {shorter} s")
-        for w in list(shrinker.best["workloads"]):
-            least = shrinker.best
-            rest = [x for x in least["workloads"] if x is not w]
-            if rest:
-                shrinker.reproduces(dict(least, workloads=rest), f"without workload {w['name']}")
-    except TimeoutError:
-        out_of_time = True
-        say("shrink: the budget ran out; keeping the least found so far")
+        out_of_time = _search(shrinker, base, units, whole, before, run_dir)
+        best = shrinker.best or whole
+        rate = shrinker.measure(best, confirm) if confirm else None
     finally:
         pool.close()
-    best = shrinker.best or whole
     after = len(best["nemesis"]["steps"])
     best = dict(best, name=f"{base['name']}-shrunk",
                 description=f"{kind} of {run_dir.name} ({base['name']} with seed {base['seed']}), shrunk: "
                             f"{after} of its {before} fault steps")
-    header = (f"Shrunk by `ordeal shrink` from {run_dir} ({kind}): {before} fault steps -> {after}.\n"
+    measured = (f"It showed {kind} in {rate['found']} of {rate['runs']} runs (`ordeal shrink --confirm`)."
+                if rate else "Its rate was not measured (--confirm 0).")
+    header = (f"Shrunk by `ordeal shrink` from {run_dir} ({kind}): {before} fault steps -> {after}.\n{measured}\n"
               "The timeline names faults by role; each step's seed picks among the nodes of that role.")
     (run_dir / SHRUNK_TOML).write_text(to_toml(best, header))
     said = {"of": str(run_dir), "anomaly": kind, "tries": tries, "need": need, "steps_before": before,
             "steps_after": after, "out_of_time": out_of_time, "scenario": str(run_dir / SHRUNK_TOML),
-            "candidates": shrinker.log}
+            "rate": rate, "candidates": shrinker.log}
     (run_dir / SHRINK_JSON).write_text(json.dumps(said, indent=2) + "\n")
-    say(f"shrink: {kind}: {before} fault steps -> {after}; {run_dir / SHRUNK_TOML} "
-        f"(`ordeal reproduce` of a run of it measures its rate)")
+    say(f"shrink: {kind}: {before} fault steps -> {after}; {run_dir / SHRUNK_TOML}; "
+        + (f"{kind} in {rate['found']} of {rate['runs']} runs of it" if rate else "rate not measured"))
     return said

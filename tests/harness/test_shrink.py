@@ -72,3 +72,38 @@ def test_a_candidate_keeps_the_options_of_its_own_faults_only():
     units = timeline(prepare(parse_scenario(base, "r"), "r").fault_plan())
     shrunk = parse_scenario(candidate(base, units[:1]), "r")  # an option of a dropped fault would be refused
     assert set(shrunk.nemesis.options) == set(shrunk.nemesis.faults)
+
+
+def _stand(base: dict, holds) -> Shrinker:
+    """A Shrinker whose candidates reproduce where `holds(steps)` says (no cluster)."""
+
+    class Stand(Shrinker):
+        def reproduces(self, scenario, what):
+            parse_scenario(scenario, "s")  # every candidate must be a scenario ordeal can run
+            ok = holds(scenario["nemesis"]["steps"])
+            if ok:
+                self.best = scenario
+            return ok
+
+    return Stand(base, "s", "lost-write", 3, 2, time.monotonic() + 60, Path("/nonexistent"), None, lambda s: None)
+
+
+def test_a_kill_of_a_random_broker_becomes_a_kill_of_a_leader_where_that_still_reproduces():
+    base = _base()
+    units = timeline(prepare(parse_scenario(base, "k"), "k").fault_plan())[:1]
+    sharpened = _stand(base, lambda steps: True).sharpen(units)
+    assert {s["fault"] for s in steps_of(sharpened)} == {"kill-leader"}
+    assert [(s["at"], s["f"]) for s in steps_of(sharpened)] == [(s["at"], s["f"]) for s in steps_of(units)]
+    kept = _stand(base, lambda steps: all(s["fault"] == "kill-broker" for s in steps)).sharpen(units)
+    assert kept == units
+
+
+def test_a_stop_is_dropped_only_where_the_finding_comes_without_it():
+    base = _base()
+    units = timeline(prepare(parse_scenario(base, "k"), "k").fault_plan())[:2]
+    assert all(len(u.steps) == 2 for u in units)
+    first_stop = units[0].steps[1]
+    # the finding needs the first fault stopped (its restart), not the second
+    lone = _stand(base, lambda steps: first_stop in steps).lone_starts(units)
+    assert [len(u.steps) for u in lone] == [2, 1]
+    assert [s["f"] for s in steps_of(lone)].count("stop") == 1
