@@ -6,14 +6,13 @@ fault (which names a role: a broker, the leader of a partition, the transaction 
 and the seed of that fault's own choice, never a container's name. Then, as Zeller's delta
 debugging does (ddmin), it drops fault steps while what is left still reproduces the finding:
 the anomaly kind in at least `need` of `tries` runs. A start is dropped or kept with its stop.
-Once the steps are 1-minimal:
+Each candidate's main phase ends TAIL after its last step. Once the steps are 1-minimal:
 - each fault that hits a node picked at random is tried as its targeted counterpart, the same
   action on the leader of a partition (SHARPER): a kill of a random broker loses acknowledged
   writes only when it happens to lead a partition being written, a kill of a leader always does;
 - each stop is dropped where the finding comes without it (the fault then lasts until the final
   heal): one step fewer;
-- the main phase is cut to just after the last step, and each workload is dropped in turn where
-  the finding comes without it.
+- each workload is dropped in turn where the finding comes without it.
 Every candidate is a real run on the real cluster; the budget bounds them all, and what was
 least when it ran out is kept. Last, outside the budget, the least scenario is run `confirm`
 times: the rate a maintainer can expect, not the k of n that let it through.
@@ -79,8 +78,12 @@ def steps_of(units: list[Unit]) -> list[dict[str, Any]]:
 
 def candidate(base: dict[str, Any], units: list[Unit], duration: float | None = None,
               workloads: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The scenario with exactly `units` as its timeline (and a shorter main phase, fewer workloads)."""
+    """The scenario with exactly `units` as its timeline, its main phase ending TAIL after the
+    last step (a schedule halved runs half as long: every later candidate is cheaper), or after
+    `duration`; and fewer workloads."""
     steps = steps_of(units)
+    if duration is None and steps:
+        duration = min(base["duration"], round(steps[-1]["at"] + TAIL, 1))
     nemesis = dict(base["nemesis"])
     faults = sorted({s["fault"] for s in steps}) or nemesis.get("faults", [])
     nemesis.update(schedule="timeline", steps=steps, faults=faults,
@@ -201,11 +204,7 @@ def _search(shrinker: Shrinker, base: dict[str, Any], units: list[Unit], whole: 
         if not shrinker.reproduces(whole, f"the whole schedule as a timeline ({before} steps)"):
             raise ReproduceError(f"{run_dir}: {kind} did not come back in {need} of {tries} runs of its own schedule; "
                                  "`ordeal reproduce` measures its rate")
-        units = shrinker.lone_starts(shrinker.sharpen(shrinker.ddmin(units)))
-        last = max((s["at"] for s in steps_of(units)), default=0.0)
-        shorter = round(min(whole["duration"], last + TAIL), 1)
-        if shorter < whole["duration"]:
-            shrinker.reproduces(candidate(base, units, shorter), f"the main phase cut to {shorter} s")
+        shrinker.lone_starts(shrinker.sharpen(shrinker.ddmin(units)))
         for w in list(shrinker.best["workloads"]):
             least = shrinker.best
             rest = [x for x in least["workloads"] if x is not w]

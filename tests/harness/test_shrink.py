@@ -10,7 +10,7 @@ import pytest
 from ground.generator import NS
 from harness.plan import prepare
 from harness.scenario import ScenarioError, load_scenario, parse_scenario
-from harness.shrink import Shrinker, candidate, steps_of, timeline
+from harness.shrink import TAIL, Shrinker, candidate, steps_of, timeline
 
 
 def _base(seed: int = 7) -> dict:
@@ -107,3 +107,12 @@ def test_a_stop_is_dropped_only_where_the_finding_comes_without_it():
     lone = _stand(base, lambda steps: first_stop in steps).lone_starts(units)
     assert [len(u.steps) for u in lone] == [2, 1]
     assert [s["f"] for s in steps_of(lone)].count("stop") == 1
+
+
+def test_a_candidate_runs_until_shortly_after_its_last_step_never_longer_than_the_run():
+    base = load_scenario("random", {"seed": 3}).model_dump(mode="json", exclude_none=True)
+    units = timeline(prepare(parse_scenario(base, "r"), "r").fault_plan())
+    first = candidate(base, units[:1])
+    assert first["duration"] == round(steps_of(units[:1])[-1]["at"] + TAIL, 1) < base["duration"]
+    assert candidate(base, units)["duration"] <= base["duration"]
+    assert candidate(base, units[:1], 99.0)["duration"] == 99.0
