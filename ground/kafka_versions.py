@@ -7,6 +7,10 @@ Facts (Kafka's upgrade notes and KIPs):
 - 4.0 moved the broker's logging from reload4j (log4j 1.x API) to log4j2 (KIP-653).
 - Eligible leader replicas (KIP-966 part 1) exist from 4.0 and are on by default for
   clusters formatted by 4.1 or later (feature eligible.leader.replicas.version=1).
+
+And of the librdkafka client (confluent-kafka, whose wheels bundle librdkafka of the same
+version line): incremental rebalancing (KIP-429: incremental_assign, on_lost), which the group
+workloads call, is in confluent-kafka from 1.6.0.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ VERSION_PATTERN = r"^\d+\.\d+\.\d+$"
 # The jars ZooKeeper nodes run from: ZooKeeper 3.8.4 arrives as a dependency of Kafka 3.9.2.
 ZOOKEEPER_LIBS_VERSION = "3.9.2"
 SUPPORTED_MAJORS = (3, 4)
+OLDEST_CONFLUENT_KAFKA = (1, 6, 0)
 
 
 def parse(version: str) -> tuple[int, int, int]:
@@ -62,4 +67,15 @@ def check(version: str, mode: Mode) -> str | None:
                 f"use mode = \"kraft\" or a 3.x version")
     if mode == "kraft" and not has_kraft(version):
         return f"kafka.mode kraft: KRaft is production-ready from Kafka 3.3, not {version}"
+    return None
+
+
+def check_confluent_kafka(version: str) -> str | None:
+    """Why `version` cannot be the librdkafka client's release (one line), or None."""
+    if not re.fullmatch(VERSION_PATTERN, version):
+        return f"client.version {version!r} is not a confluent-kafka release number X.Y.Z"
+    if parse(version) < OLDEST_CONFLUENT_KAFKA:
+        oldest = ".".join(map(str, OLDEST_CONFLUENT_KAFKA))
+        return (f"client.version {version}: the workloads need confluent-kafka {oldest} or later "
+                "(incremental rebalancing, KIP-429)")
     return None

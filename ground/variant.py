@@ -84,20 +84,48 @@ class ClientSettings(_Strict):
     # jar, which most applications use and with which Jepsen found its Kafka bugs, run in the
     # run's process by JPype (workloads/java/).
     implementation: Literal["librdkafka", "java"] = "librdkafka"
-    version: str | None = Field(None, pattern=VERSION_PATTERN,
-                                description="the Java client's release (Maven); default: the brokers' kafka.version")
+    # java: the kafka-clients release (Maven; default the brokers' kafka.version). librdkafka:
+    # the confluent-kafka release (the package index; default the one installed with ordeal),
+    # installed once into an environment of its own and run in a process of its own
+    # (workloads/librdkafka/).
+    version: str | None = Field(None, description="the client's release (java: kafka-clients, default the brokers' "
+                                                  "kafka.version; librdkafka: confluent-kafka, default ordeal's own)")
 
     @model_validator(mode="after")
-    def _version_is_the_java_clients(self) -> "ClientSettings":
+    def _version_of_the_implementation(self) -> "ClientSettings":
         if self.version is None:
             return self
-        if self.implementation != "java":
-            raise ValueError(f"client.version ({self.version}) names a kafka-clients release: librdkafka's version "
-                             "is the installed confluent-kafka's")
+        if self.implementation == "librdkafka":
+            refused = kafka_versions.check_confluent_kafka(self.version)
+            if refused:
+                raise ValueError(refused)
+            return self
+        if not re.fullmatch(VERSION_PATTERN, self.version):
+            raise ValueError(f"client.version {self.version!r} is not a kafka-clients release number X.Y.Z")
         if kafka_versions.parse(self.version)[0] not in kafka_versions.SUPPORTED_MAJORS:
             majors = ", ".join(f"{m}.x" for m in kafka_versions.SUPPORTED_MAJORS)
             raise ValueError(f"client.version {self.version}: only Java clients {majors} are supported")
         return self
+
+    @property
+    def label(self) -> str:
+        """How a suite's axis and the compare page name this client: "java", "librdkafka@2.3.0"."""
+        return self.implementation + (f"@{self.version}" if self.version else "")
+
+    @classmethod
+    def from_label(cls, label: str) -> "ClientSettings":
+        """The client a label names (`implementation` or `implementation@version`); ValueError
+        (one line) for an unknown implementation or a version it refuses."""
+        implementation, _, version = label.partition("@")
+        if implementation not in ("librdkafka", "java"):
+            raise ValueError(f"client {label!r}: the implementation is librdkafka or java "
+                             "(optionally @version: librdkafka@2.3.0, java@3.9.2)")
+        if "@" in label and not version:
+            raise ValueError(f"client {label!r}: a version after @")
+        try:
+            return cls(implementation=implementation, version=version or None)
+        except ValidationError as exc:
+            raise ValueError(one_line(exc)) from None
 
 
 # Fabric's channel names (configtx's rule): lower case, digits, dots and dashes, a letter first.
@@ -237,11 +265,20 @@ class Variant(_Strict):
 
     @property
     def client_version(self) -> str | None:
-        """The Java client's release (the brokers' unless client.version says otherwise);
-        None for librdkafka, whose version is the installed binding's."""
+        """The client's release: the Java client's (the brokers' unless client.version says
+        otherwise), or librdkafka's pinned confluent-kafka release (None: ordeal's own)."""
         if self.client.implementation != "java":
-            return None
+            return self.client.version
         return self.client.version or self.kafka.version
+
+    def with_kafka_version(self, version: str) -> "Variant":
+        """This variant on Kafka `version` (a suite's kafka_versions axis), checked as a file
+        of it would be and named for it (`<name>-kafka-<version>`: its own cluster, its own
+        column of the compare page). VariantError (one line) where the variant refuses it."""
+        data = self.model_dump()
+        data["name"] = f"{self.name}-kafka-{version}"
+        data["kafka"] = {**data["kafka"], "version": version}
+        return parse_variant(data, f"{self.name} on Kafka {version}")
 
     def refuses_fault_kind(self, fault: str) -> str | None:
         """Why a fault kind cannot run on this variant (one line), or None."""

@@ -61,7 +61,10 @@ INVALID = {
                                                "expect.controller-quorum-loss"),
     # The Kafka client axis (issue 40).
     "unknown-client": (BASE + "[client]\nimplementation = \"sarama\"\n", "client.implementation"),
-    "librdkafka-with-a-version": (BASE + "[client]\nversion = \"3.9.2\"\n", "client.version (3.9.2) names"),
+    "librdkafka-version-not-a-release": (BASE + "[client]\nversion = \"2.3\"\n",
+                                         "client.version '2.3' is not a confluent-kafka release"),
+    "librdkafka-without-incremental-rebalancing": (BASE + "[client]\nversion = \"1.5.2\"\n",
+                                                   "client.version 1.5.2: the workloads need confluent-kafka 1.6.0"),
     "java-client-2x": (BASE + "[client]\nimplementation = \"java\"\nversion = \"2.8.2\"\n", "client.version 2.8.2"),
     "java-client-not-a-release": (BASE + "[client]\nimplementation = \"java\"\nversion = \"4.4\"\n",
                                   "client.version"),
@@ -237,3 +240,22 @@ def test_the_java_client_defaults_to_the_brokers_release_and_may_be_newer(tmp_pa
     assert load_variant(str(path)).client_version == "4.4.0"
     assert load_variant("fabric-recommended").client.implementation == "librdkafka"
     assert load_variant("fabric-recommended").client_version is None
+
+
+def test_a_librdkafka_release_is_pinned_by_its_confluent_kafka_version(tmp_path: Path) -> None:
+    """[client] version for librdkafka names a confluent-kafka release (workloads/librdkafka/)."""
+    path = tmp_path / "pinned.toml"
+    path.write_text(BASE + "[client]\nversion = \"2.3.0\"\n")
+    variant = load_variant(str(path))
+    assert (variant.client.implementation, variant.client_version, variant.client.label) == \
+        ("librdkafka", "2.3.0", "librdkafka@2.3.0")
+
+
+def test_a_variant_on_another_kafka_release_is_checked_and_named_for_it() -> None:
+    """A suite's kafka_versions axis: the variant on that release, refused in one line where
+    its mode cannot run it."""
+    moved = load_variant("kraft-recommended").with_kafka_version("3.9.2")
+    assert (moved.name, moved.kafka.version) == ("kraft-recommended-kafka-3.9.2", "3.9.2")
+    with pytest.raises(VariantError, match="kafka.mode zookeeper: Kafka 4.4.0 has no ZooKeeper mode") as err:
+        load_variant("fabric-recommended").with_kafka_version("4.4.0")
+    assert "\n" not in str(err.value)
