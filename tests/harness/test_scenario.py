@@ -43,6 +43,8 @@ INVALID = [
     ("duration = \n", "not valid TOML"),
     ("variant = 'fabric-recommended'\nclient = { implementation = 'java', version = '2.0.0' }\n"
      "[[workloads]]\nname = 'noop'\n", "client.version 2.0.0: only Java clients 3.x, 4.x are supported"),
+    ("variant = 'fabric-recommended'\nclient = { implementation = 'librdkafka', version = '2.3.0rc1' }\n"
+     "[[workloads]]\nname = 'noop'\n", "client.version '2.3.0rc1' is not a confluent-kafka release number X.Y.Z"),
     ("variant = 'fabric-recommended'\nclient = { implementation = 'go' }\n[[workloads]]\nname = 'noop'\n",
      "client.implementation: Input should be 'librdkafka' or 'java'"),
     ("client = { implementation = 'java' }\n[[workloads]]\nname = 'noop'\n",
@@ -119,6 +121,13 @@ def test_a_scenarios_client_is_what_its_kafka_workloads_use_and_the_cluster_keep
     assert plan.variant.client.implementation == "librdkafka"  # the variant the cluster boots is unchanged
     client = plan.workloads["kafka-log"].client.state.client
     assert (client.implementation, client.version) == ("java", "4.4.0")
+
+
+def test_a_scenario_pinning_a_librdkafka_release_runs_it_in_a_process_of_its_own(tmp_path):
+    path = write(tmp_path, "variant = 'fabric-recommended'\nclient = { implementation = 'librdkafka', version = '2.3.0' }\n"
+                           "[[workloads]]\nname = 'kafka-txn'\n")
+    client = prepare(load_scenario(str(path)), str(path)).workloads["kafka-txn"].client.state.client
+    assert (client.implementation, client.version, client.isolated) == ("librdkafka", "2.3.0", True)
 
 
 def _judged(faults: list[str], variant: str = "fabric-recommended", kind: str | None = None):

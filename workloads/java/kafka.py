@@ -35,40 +35,12 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, OFFSET_INVALID, KafkaError, KafkaException, TopicPartition
 
 from workloads.java.libs import Release, release
+from workloads.kafka_message import Message
 
 # librdkafka settings with another name in the Java client.
 RENAMED = {"message.timeout.ms": "delivery.timeout.ms"}
 # librdkafka settings the Java client has no counterpart for (or that the bridge replaces).
 DROPPED = frozenset({"enable.auto.offset.store", "logger", "error_cb"})
-
-
-class Message:
-    """A consumed record or a delivered one, with confluent-kafka's Message accessors."""
-
-    __slots__ = ("_topic", "_partition", "_offset", "_key", "_value", "_error")
-
-    def __init__(self, topic: str, partition: int, offset: int, key: bytes | None, value: bytes | None,
-                 error: KafkaError | None = None):
-        self._topic, self._partition, self._offset = topic, partition, offset
-        self._key, self._value, self._error = key, value, error
-
-    def topic(self) -> str:
-        return self._topic
-
-    def partition(self) -> int:
-        return self._partition
-
-    def offset(self) -> int:
-        return self._offset
-
-    def key(self) -> bytes | None:
-        return self._key
-
-    def value(self) -> bytes | None:
-        return self._value
-
-    def error(self) -> KafkaError | None:
-        return self._error
 
 
 _attached = threading.local()
