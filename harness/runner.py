@@ -19,8 +19,9 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ground.cluster_view import ClusterView
 from ground.client_gate import ClientGate
+from ground.cluster_view import ClusterView
+from ground.errors import UsageError
 from ground.fault_outcome import FAILED, NO_TARGET, OUTCOME, TOOK_EFFECT, UNDO_FAILED, UNDONE
 from ground.generator import Context, Pending, Phases
 from ground.nemesis_protocol import NoTarget
@@ -185,6 +186,7 @@ class Runner:
     # -- the run ----------------------------------------------------------------
     def run(self) -> RunResult:
         plan = self.plan
+        client = _kafka_client(plan)  # before the run directory: a client that cannot be installed is bad input
         started = datetime.now(timezone.utc)
         self.run_dir = run_dir = create_run_dir(self.store_dir, plan.scenario.name, started)
         result = RunResult(run_dir)
@@ -193,7 +195,7 @@ class Runner:
         # (_final_record). A run killed in between leaves the first, which says what ran.
         record = RunRecord(scenario=scenario, source=plan.source,
                            variant=plan.variant.model_dump(mode="json") if plan.variant is not None else {"name": None},
-                           client=_kafka_client(plan), seed=plan.seed, started=_utc(started),
+                           client=client, seed=plan.seed, started=_utc(started),
                            judgement=plan.judgement().model_dump() if plan.variant is not None else None)
         write_json(run_dir / SCENARIO_JSON, scenario)
         record.write(run_dir)
@@ -665,12 +667,17 @@ class Runner:
 
 
 def _kafka_client(plan: Plan) -> dict[str, str] | None:
-    """Which Kafka client and release the run's Kafka workloads drive (run.json "client")."""
+    """Which Kafka client and release the run's Kafka workloads drive (run.json "client"). A
+    librdkafka release of its own is installed (the first time) and started here, before
+    anything boots; one that cannot be is a UsageError naming it (one line, exit 2)."""
     if plan.client is None or plan.variant is None:
         return None
-    from workloads.kafka_clients import KafkaClient
+    from workloads.kafka_clients import ClientUnavailable, KafkaClient
 
-    return KafkaClient.of(plan.variant.model_copy(update={"client": plan.client})).describe()
+    try:
+        return KafkaClient.of(plan.variant.model_copy(update={"client": plan.client})).describe()
+    except ClientUnavailable as exc:
+        raise UsageError(f"client: {exc}") from None
 
 
 def _utc(moment: datetime) -> str:

@@ -176,7 +176,10 @@ def _key_settings(files: RunFiles) -> list[str]:
         out.append(f"orderer: {orderer}")
     client = files.run.get("client")  # the Kafka client the workloads drove (issue 40)
     if isinstance(client, dict) and client.get("implementation"):
-        out.append(f"client: {client['implementation']} {client.get('version', '')}".rstrip())
+        binding = [f"confluent-kafka {client['confluent_kafka']}"] if client.get("confluent_kafka") else []
+        binding += ["its own process"] if client.get("process") == "own" else []
+        out.append(f"client: {client['implementation']} {client.get('version', '')}".rstrip()
+                   + (f" ({', '.join(binding)})" if binding else ""))
     return out
 
 

@@ -137,6 +137,18 @@ def test_kafka_overrides_are_one_property_line_each(ordeal, tmp_path, override):
                                            store)
 
 
+def test_a_client_release_the_package_index_does_not_have_is_one_line_before_the_run_starts(ordeal, tmp_path,
+                                                                                            monkeypatch):
+    """A well-formed `[client] version` that cannot be installed is refused when the run prepares
+    its client: before its run directory and any boot, naming the release."""
+    monkeypatch.setenv("ORDEAL_CACHE", str(tmp_path / "cache"))
+    store = tmp_path / "store"
+    text = _set(_set(NOOP, "client", '{ implementation = "librdkafka", version = "2.99.0" }'), "variant",
+                '"fabric-recommended"')
+    line = _one_line_exit_2(ordeal("run", str(_scenario(tmp_path, text)), "--store", str(store), cwd=tmp_path), store)
+    assert "client: confluent-kafka 2.99.0 could not be installed" in line
+
+
 # -- ordeal check ---------------------------------------------------------------------
 
 def _lost_write(tmp_path: Path, field: str | None = None, wrong=None) -> Path:

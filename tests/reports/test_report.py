@@ -352,6 +352,10 @@ def test_banner_names_the_kafka_client_that_ran(runs, tmp_path):
     (run / "run.json").write_text(json.dumps(meta))
     banner = write_report(run).read_text().split('id="verdict"')[1].split("</section>")[0]
     assert "client: java 4.4.0" in banner
+    meta["client"] = {"implementation": "librdkafka", "version": "2.3.0", "confluent_kafka": "2.3.0", "process": "own"}
+    (run / "run.json").write_text(json.dumps(meta))
+    banner = write_report(run).read_text().split('id="verdict"')[1].split("</section>")[0]
+    assert "client: librdkafka 2.3.0 (confluent-kafka 2.3.0, its own process)" in banner
 
 
 def test_a_stalled_osns_cause_is_read_from_its_log_and_the_channels_offsets(tmp_path):
