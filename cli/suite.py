@@ -33,7 +33,10 @@ def _suite(args: argparse.Namespace) -> int:
             print(cell.label)
         return 0
     print(f"suite {spec.name}: {len(todo)} runs, budget {spec.budget:.0f} s")
-    result = run_suite(spec, args.store, str(suite_path(args.suite)))
+    try:
+        result = run_suite(spec, args.store, str(suite_path(args.suite)))
+    except SuiteError as exc:  # a client release that cannot be installed (before anything boots)
+        raise UsageError(str(exc)) from None
     if result.matrix is not None:
         from reports.compare import matrix_text
 

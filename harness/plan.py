@@ -138,14 +138,28 @@ def _with_client(variant: Any, client: dict[str, Any] | None, source: str) -> An
     return variant.model_copy(update={"client": settings})
 
 
-def prepare(scenario: Scenario, source: str) -> Plan:
-    """Resolve names and options; pick and record a seed when the scenario has none."""
+def _on_kafka(variant: Any, version: str | None, source: str) -> Any:
+    """`variant` on Kafka `version` (a suite's kafka_versions axis), refused in one line where
+    the variant cannot run it."""
+    if version is None or variant is None:
+        return variant
+    from ground.variant import VariantError
+
+    try:
+        return variant.with_kafka_version(version)
+    except VariantError as exc:
+        raise ScenarioError(f"scenario {source}: variant: {exc}") from None
+
+
+def prepare(scenario: Scenario, source: str, kafka_version: str | None = None) -> Plan:
+    """Resolve names and options; pick and record a seed when the scenario has none.
+    `kafka_version`: the variant's brokers on that Kafka release instead (a suite's axis)."""
     if scenario.seed is None:
         scenario = scenario.model_copy(update={"seed": secrets.randbits(31)})
     names = [spec.name for spec in scenario.workloads]
     if len(set(names)) != len(names):
         raise ScenarioError(f"scenario {source}: workloads: a workload is named twice")
-    variant = _load_variant(scenario.variant, source) if scenario.variant else None
+    variant = _on_kafka(_load_variant(scenario.variant, source) if scenario.variant else None, kafka_version, source)
     # The workloads get the variant with the scenario's client; the cluster is the variant's own.
     client_variant = _with_client(variant, scenario.client, source)
 

@@ -3,9 +3,10 @@ budget, each run judged against what its variant expects under that scenario.
 
 A scenario named as a fault kind (scenarios/kill-broker.toml, ...) is judged by the
 variant's [expect] entry of that name; any other scenario is expected valid. Runs are
-grouped by variant so that each cluster boots once, and again after a run that came out
-invalid (what lost data is not a clean start for the next run). A run that would not fit in what is
-left of the budget is skipped, and said so: a suite never overruns its budget silently.
+grouped by cluster (a variant, on each Kafka release of a kafka_versions axis) so that each
+boots once, and again after a run that came out invalid (what lost data is not a clean start
+for the next run). A run that would not fit in what is left of the budget is skipped, and
+said so: a suite never overruns its budget silently.
 """
 from __future__ import annotations
 
@@ -16,11 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ground import kafka_versions
 from ground.run_files import COMPARE_HTML, HISTORY, SUITE_JSON
 from ground.settings_file import SAFE_NAME, read_settings, settings_path
 from ground.validation_message import one_line
+from ground.variant import ClientSettings
 from harness.scenario import SCENARIOS_DIR, ScenarioError
 
 SUITES_DIR = SCENARIOS_DIR / "suites"
@@ -41,11 +44,30 @@ class MatrixSpec(_Strict):
     scenarios: list[str] = Field(min_length=1, description="scenario names or TOML paths")
     repeat: int = Field(1, ge=1, le=1000, description="runs of each cell, each with its own seed")
     duration: float | None = Field(None, gt=0, le=7 * 86_400, description="main-phase seconds of these runs (default: each scenario's)")
-    clients: list[Literal["librdkafka", "java"]] | None = Field(
-        None, min_length=1, description="Kafka clients to run each cell on (default: each scenario's or variant's)")
+    clients: list[str] | None = Field(
+        None, min_length=1, description="Kafka clients to run each cell on: librdkafka, java, or a release of one "
+                                        "(librdkafka@2.3.0: confluent-kafka 2.3.0; java@3.9.2); default: each "
+                                        "scenario's or variant's")
+    kafka_versions: list[str] | None = Field(
+        None, min_length=1, description="Kafka releases to run each cell's variant on, in place of its kafka.version "
+                                        "(each its own cluster); default: the variant's own")
     expect: Literal["valid", "invalid", "invalid-possible"] | None = Field(
         None, description="the verdict these cells must reach, instead of what their variants expect: a finding "
                           "must come back where it lives (invalid) and not where it was fixed (valid)")
+
+    @field_validator("clients")
+    @classmethod
+    def _client_labels(cls, labels: list[str] | None) -> list[str] | None:
+        for label in labels or []:
+            ClientSettings.from_label(label)  # ValueError: one line naming the label
+        return labels
+
+    @field_validator("kafka_versions")
+    @classmethod
+    def _kafka_releases(cls, versions: list[str] | None) -> list[str] | None:
+        for version in versions or []:
+            kafka_versions.parse(version)  # ValueError: not X.Y.Z (the variant judges the rest, per cell)
+        return versions
 
 
 class SuiteSpec(_Strict):
@@ -64,12 +86,18 @@ class Cell:
     scenario: str
     round: int
     duration: float | None = None  # overrides the scenario's main phase
-    client: str | None = None  # overrides the scenario's (and variant's) Kafka client implementation
+    client: str | None = None  # overrides the scenario's (and variant's) Kafka client: "java", "librdkafka@2.3.0"
     expect: str | None = None  # overrides what the variant expects of the cell's run
+    kafka_version: str | None = None  # overrides the variant's kafka.version (harness.plan.prepare)
+
+    @property
+    def axes(self) -> list[str]:
+        """The values of the matrix's axes beyond variant and scenario, as labels say them."""
+        return [a for a in (f"kafka {self.kafka_version}" if self.kafka_version else None, self.client) if a]
 
     @property
     def label(self) -> str:
-        return (f"{self.variant} x {self.scenario}" + (f" ({self.client})" if self.client else "")
+        return (f"{self.variant} x {self.scenario}" + (f" ({', '.join(self.axes)})" if self.axes else "")
                 + (f" #{self.round + 1}" if self.round else ""))
 
 
@@ -147,14 +175,17 @@ def load_suite(name_or_path: str, budget: float | None = None, duration: float |
 
 
 def cells(spec: SuiteSpec) -> list[Cell]:
-    """Every run of the suite, grouped by variant in order of first mention."""
+    """Every run of the suite, grouped by cluster (a variant on one Kafka release) in order of
+    first mention."""
     found: list[Cell] = []
     for m in spec.matrix:
-        for _, v, s, c in itertools.product(range(m.repeat), m.variants, m.scenarios, m.clients or [None]):
-            taken = sum(1 for cell in found if (cell.variant, cell.scenario, cell.client) == (v, s, c))
-            found.append(Cell(v, s, taken, m.duration, c, m.expect))
-    order = list(dict.fromkeys(c.variant for c in found))
-    return sorted(found, key=lambda c: order.index(c.variant))  # stable: keeps the order within a variant
+        for _, v, k, s, c in itertools.product(range(m.repeat), m.variants, m.kafka_versions or [None], m.scenarios,
+                                               m.clients or [None]):
+            taken = sum(1 for cell in found if (cell.variant, cell.kafka_version, cell.scenario, cell.client) ==
+                        (v, k, s, c))
+            found.append(Cell(v, s, taken, m.duration, c, m.expect, k))
+    order = list(dict.fromkeys((c.variant, c.kafka_version) for c in found))
+    return sorted(found, key=lambda c: order.index((c.variant, c.kafka_version)))  # stable within a cluster
 
 
 def plan_cell(cell: Cell, source: str) -> Any:
@@ -163,11 +194,31 @@ def plan_cell(cell: Cell, source: str) -> Any:
     from harness.scenario import load_scenario, scenario_path
 
     try:
-        client = {"implementation": cell.client} if cell.client else None
+        client = ClientSettings.from_label(cell.client).model_dump(exclude_none=True) if cell.client else None
         scenario = load_scenario(cell.scenario, {"variant": cell.variant, "duration": cell.duration, "client": client})
-        return prepare(scenario, str(scenario_path(cell.scenario)))
+        return prepare(scenario, str(scenario_path(cell.scenario)), kafka_version=cell.kafka_version)
     except ScenarioError as exc:
         raise SuiteError(f"suite {source}: {cell.label}: {exc}") from None
+
+
+def prepare_clients(todo: list[Cell], source: str) -> None:
+    """Install and start every librdkafka release the cells run on (workloads/librdkafka/),
+    before anything boots: one that cannot be installed is a SuiteError naming its cell."""
+    from workloads.kafka_clients import ClientUnavailable, KafkaClient
+
+    ready: set[str] = set()
+    for cell in todo:
+        plan = plan_cell(cell, source)
+        if plan.client is None:
+            continue
+        client = KafkaClient(plan.client.implementation, plan.client.version)
+        if not client.isolated or client.version in ready:
+            continue
+        try:
+            client.prepare()
+        except ClientUnavailable as exc:
+            raise SuiteError(f"suite {source}: {cell.label}: client: {exc}") from None
+        ready.add(str(client.version))
 
 
 def expected_verdict(plan: Any) -> str:
@@ -224,13 +275,14 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
     from harness.runner import RunError, Runner
     from harness.store import create_run_dir, point_latest
 
+    todo = cells(spec)
+    prepare_clients(todo, source)
     suite_store = Path(store) / f"suite-{spec.name}"
     suite_dir = create_run_dir(Path(store), f"suite-{spec.name}", datetime.now(timezone.utc))
     point_latest(suite_store, suite_dir)
     budget = Budget(spec.budget, budget_clock)
     pool, booted = ClusterPool(), set()
     result = SuiteResult(suite_dir, [])
-    todo = cells(spec)
     try:
         for n, cell in enumerate(todo, 1):
             plan = plan_cell(cell, source)
@@ -239,7 +291,8 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
             if result.signal:
                 outcome.skipped = f"suite stopped by signal {result.signal}"
                 continue
-            needs_boot = plan.needs_cluster and cell.variant not in booted
+            cluster = plan.variant.name if plan.variant is not None else cell.variant  # the axis renames it
+            needs_boot = plan.needs_cluster and cluster not in booted
             want = budget.estimate(plan.scenario.duration + plan.scenario.recovery_wait, needs_boot)
             if want > budget.left():
                 outcome.skipped = f"needs about {want:.0f} s, {max(0.0, budget.left()):.0f} s of the budget left"
@@ -252,15 +305,15 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                     live = pool.get(plan.variant)
                     if needs_boot:
                         budget.boots.append(budget_clock() - t0)
-                        booted.add(cell.variant)
+                        booted.add(cluster)
                 t1 = budget_clock()
                 run = Runner(plan, suite_dir, cluster=live, check=True).run()
             except (ClusterError, RunError) as exc:
                 outcome.error = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
                 outcome.seconds = budget_clock() - t0
                 say(f"[{n}/{len(todo)}] {cell.label}: error: {outcome.error}")
-                pool.release(cell.variant)
-                booted.discard(cell.variant)
+                pool.release(cluster)
+                booted.discard(cluster)
                 continue
             outcome.seconds = budget_clock() - t0
             budget.overheads.append(max(0.0, budget_clock() - t1 - plan.scenario.duration - plan.scenario.recovery_wait))
@@ -284,8 +337,8 @@ def run_suite(spec: SuiteSpec, store: Path, source: str, *, say: Callable[[str],
                 # A cluster that lost data (a truncated partition, a Fabric chain whose
                 # offset is gone), or that a fault changed for good (migrated to Raft), is no
                 # clean start: the variant's next run boots a fresh one.
-                pool.release(cell.variant)
-                booted.discard(cell.variant)
+                pool.release(cluster)
+                booted.discard(cluster)
             say(f"[{n}/{len(todo)}] {cell.label}: {outcome.verdict or outcome.error} "
                 f"({outcome.anomalies or 'no anomalies'}); expected {outcome.expected}: {outcome.status}"
                 + (f"; {outcome.fault_note}" if outcome.fault_note else "")
@@ -339,6 +392,7 @@ def _write_outputs(spec: SuiteSpec, result: SuiteResult) -> None:
         "suite": spec.model_dump(mode="json"),
         "exit_code": result.exit_code,
         "outcomes": [{"variant": o.cell.variant, "scenario": o.cell.scenario, "round": o.cell.round,
+                      "kafka_version": o.cell.kafka_version, "client": o.cell.client, "label": o.cell.label,
                       "expected": o.expected, "verdict": o.verdict, "status": o.status, "anomalies": o.anomalies,
                       "faults_missed": o.faults_missed or None,
                       "seconds": round(o.seconds, 1), "skipped": o.skipped, "error": o.error,

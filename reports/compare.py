@@ -1,4 +1,6 @@
 """compare.html: variants x scenarios, one cell per combination, so configurations can be judged side by side.
+A variant row is one configuration: the variant on its Kafka release, with the client the
+scenario chose (a suite's kafka_versions and clients axes; reports.run_files.RunFiles.configuration).
 
 Each cell holds, for every run of that combination, its verdict, anomaly counts,
 availability (ok writes / attempted writes) and write latency p50 / p99, and links to
@@ -109,7 +111,7 @@ class Matrix:
 def build_matrix(runs: list[RunSummary]) -> Matrix:
     cells: dict[tuple[str, str], list[RunSummary]] = {}
     for r in runs:
-        cells.setdefault((r.files.variant_name, r.files.scenario_name), []).append(r)
+        cells.setdefault((r.files.configuration, r.files.scenario_name), []).append(r)
     for group in cells.values():
         group.sort(key=lambda r: (str(r.files.run.get("started", "")), str(r.files.path)))
     return Matrix(

@@ -10,9 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
 from ground.anomalies import BY_NAME, KAFKA, LIVENESS, NODES, ORDERING, effect_on, meaning
 from ground.run_files import HISTORY, RESULTS_JSON
 from ground.run_record import CheckResults, RunFileError, RunRecord, met, verdict_of
+from ground.variant import ClientSettings
+
 
 class RunDirError(ValueError):
     """The directory cannot be reported on (it does not exist, or holds no history)."""
@@ -88,6 +92,19 @@ class RunFiles:
     @property
     def variant_name(self) -> str:
         return str(self.variant.get("name") or self.results.get("variant") or "unnamed variant")
+
+    @property
+    def configuration(self) -> str:
+        """What the compare page's row names: the variant (named for its Kafka release on a
+        suite's kafka_versions axis), and the client where the scenario chose one (a suite's
+        clients axis): "kraft-recommended-kafka-3.9.2 (librdkafka@2.3.0)"."""
+        client = self.scenario.get("client")
+        if not isinstance(client, dict):
+            return self.variant_name
+        try:
+            return f"{self.variant_name} ({ClientSettings.model_validate(client).label})"
+        except ValidationError:
+            return self.variant_name
 
     @property
     def scenario_name(self) -> str:

@@ -86,6 +86,48 @@ repeat = 2
     assert [plan_cell(c, "s").client.implementation for c in found[:2]] == ["librdkafka", "java"]
 
 
+def test_clients_may_name_releases_and_kafka_versions_are_an_axis_each_its_own_cluster(tmp_path):
+    from harness.plan import Plan
+    from harness.suite import plan_cell
+
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 100
+[[matrix]]
+variants = ["kraft-recommended"]
+scenarios = ["txn-mixed"]
+clients = ["librdkafka@2.3.0", "java@3.9.2"]
+kafka_versions = ["3.9.2", "4.4.0"]
+""")))
+    found = cells(spec)
+    assert [(c.kafka_version, c.client) for c in found] == [
+        ("3.9.2", "librdkafka@2.3.0"), ("3.9.2", "java@3.9.2"), ("4.4.0", "librdkafka@2.3.0"), ("4.4.0", "java@3.9.2")]
+    assert found[0].label == "kraft-recommended x txn-mixed (kafka 3.9.2, librdkafka@2.3.0)"
+    plans: list[Plan] = [plan_cell(c, "s") for c in found]
+    assert [(p.variant.name, p.variant.kafka.version, p.client.label) for p in plans[1:3]] == [
+        ("kraft-recommended-kafka-3.9.2", "3.9.2", "java@3.9.2"),
+        ("kraft-recommended-kafka-4.4.0", "4.4.0", "librdkafka@2.3.0")]
+    client = plans[0].workloads["kafka-txn"].client.state.client
+    assert (client.implementation, client.version, client.isolated) == ("librdkafka", "2.3.0", True)
+
+
+def test_a_kafka_version_the_variants_mode_refuses_is_one_line_before_any_boot(tmp_path):
+    with pytest.raises(SuiteError, match=r"fabric-recommended x noop \(kafka 4.4.0\): .* Kafka 4.4.0 has no ZooKeeper "
+                                         "mode") as err:
+        load_suite(str(write_suite(tmp_path, "budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\n"
+                                             "scenarios = ['noop']\nkafka_versions = ['3.9.2', '4.4.0']")))
+    assert "\n" not in str(err.value)
+
+
+def test_a_client_release_that_cannot_be_installed_stops_the_suite_before_it_starts(tmp_path, monkeypatch):
+    monkeypatch.setenv("ORDEAL_CACHE", str(tmp_path / "cache"))
+    spec = load_suite(str(write_suite(tmp_path, "budget = 600\n[[matrix]]\nvariants = ['fabric-recommended']\n"
+                                                "scenarios = ['noop']\nclients = ['librdkafka@2.99.0']")))
+    with pytest.raises(SuiteError, match=r"noop \(librdkafka@2.99.0\): client: confluent-kafka 2.99.0 could not be "
+                                         "installed") as err:
+        run_suite(spec, tmp_path / "store", "s.toml", say=lambda _: None)
+    assert "\n" not in str(err.value) and not (tmp_path / "store").exists()
+
+
 def test_a_suite_run_a_variant_at_a_time_keeps_only_that_variants_cells_and_refuses_one_it_lacks(tmp_path):
     body = """
 budget = 100
@@ -110,6 +152,10 @@ scenarios = ["default"]
     ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['nope']", "fabric-recommended x nope"),
     ("budget = 9\nmatrix = []", "matrix: "),
     ("budget = 9\n[[matrix]]\nvariants = ['kraft-recommended']\nscenarios = ['noop']\nclients = ['jvm']", "clients"),
+    ("budget = 9\n[[matrix]]\nvariants = ['kraft-recommended']\nscenarios = ['noop']\nclients = ['librdkafka@2.3']",
+     "matrix.0.clients: client.version '2.3' is not a confluent-kafka release"),
+    ("budget = 9\n[[matrix]]\nvariants = ['kraft-recommended']\nscenarios = ['noop']\nkafka_versions = ['4.4']",
+     "matrix.0.kafka_versions: '4.4' is not a Kafka release"),
     ("budget = 9\n[[matrix]]\nvariants = ['fabric-recommended']\nscenarios = ['noop']\nrepeats = 2", "repeats"),
 ])
 def test_invalid_suites_are_refused_in_one_line_naming_the_fault(tmp_path, body, message):
@@ -177,6 +223,26 @@ duration = 1
     assert (junit.get("tests"), junit.get("failures")) == ("1", "0")
     assert result.compare.is_file() and "fabric-recommended" in result.compare.read_text()
     assert lines[0].startswith("[1/1] fabric-recommended x noop: valid")
+
+
+def test_a_suites_json_and_compare_page_name_the_axis_values_of_each_run(check_server, tmp_path):
+    spec = load_suite(str(write_suite(tmp_path, """
+budget = 600
+[[matrix]]
+variants = ["fabric-recommended"]
+scenarios = ["noop"]
+kafka_versions = ["3.9.2"]
+clients = ["java"]
+duration = 1
+""")))
+    lines: list[str] = []
+    result = run_suite(spec, tmp_path / "store", "s.toml", say=lines.append)
+    assert result.exit_code == 0, lines
+    (outcome,) = json.loads((result.suite_dir / "suite.json").read_text())["outcomes"]
+    assert (outcome["kafka_version"], outcome["client"], outcome["label"]) == (
+        "3.9.2", "java", "fabric-recommended x noop (kafka 3.9.2, java)")
+    assert result.matrix.variants == ["fabric-recommended-kafka-3.9.2 (java)"]
+    assert "fabric-recommended-kafka-3.9.2 (java)" in result.compare.read_text()
 
 
 def test_a_verdict_the_variant_does_not_expect_fails_the_suite(check_server, tmp_path, expecting_invalid):

@@ -74,6 +74,23 @@ def test_a_cell_with_many_runs_shows_the_newest_and_counts_the_rest(runs, tmp_pa
     assert "2 older runs not shown" in html and "run6" in html and ">run0 ·" not in html
 
 
+def test_runs_of_one_variant_on_different_clients_are_rows_of_their_own(runs, tmp_path):
+    """A suite's clients axis: the same variant and scenario on two clients are two rows,
+    each named for its client (scenario.json's client)."""
+    import json
+    import shutil
+
+    for name, client in (("rdkafka", {"implementation": "librdkafka", "version": "2.3.0"}),
+                         ("java", {"implementation": "java"}), ("own", None)):
+        run = shutil.copytree(runs["clean"], tmp_path / "store" / name)
+        meta = json.loads((run / "run.json").read_text())
+        meta["scenario"] = {**meta["scenario"], "client": client}
+        (run / "run.json").write_text(json.dumps(meta))
+    _, matrix = write_compare([tmp_path / "store"], tmp_path / "c.html")
+    variant = json.loads((runs["clean"] / "run.json").read_text())["variant"]["name"]
+    assert matrix.variants == [variant, f"{variant} (java)", f"{variant} (librdkafka@2.3.0)"]
+
+
 def test_compare_prints_the_matrix_as_a_table_with_verdicts_and_counts(runs, tmp_path):
     from reports.compare import matrix_text
 
