@@ -11,7 +11,7 @@ as a ratio to it. Boots fabric-recommended and tears it down, or attaches (--run
 
     flock /tmp/ordeal-cluster.lock .venv/bin/python -P bench/workload.py [--threads 256]
         [--async-threads 2] [--in-flight 2048] [--seconds 15] [--warmup 10] [--run RUN] [--linger-ms MS]
-        [--clients librdkafka,java]
+        [--clients librdkafka,java,librdkafka@2.3.0]
 """
 from __future__ import annotations
 
@@ -211,12 +211,11 @@ def bench(cluster: Cluster, args: argparse.Namespace, options: dict) -> None:
     side by side (issue 40), as ratios to the same reference loop."""
     clients = [c.strip() for c in args.clients.split(",") if c.strip()]
     workloads = {impl: kafka_log_workload({"send_fraction": 1.0, **options},
-                                          cluster.variant.model_copy(update={"client": ClientSettings(
-                                              implementation=impl)}))
+                                          cluster.variant.model_copy(update={"client": ClientSettings.from_label(impl)}))
                  for impl in clients}
     workload = workloads[clients[0]]
     for each in workloads.values():
-        each.client.open(cluster, 0).close()  # the topics (and the Java client's JVM), before any clock starts
+        each.setup(cluster)  # the topics and the client (the Java client's JVM, a librdkafka release's process)
     ref_before = reference_loop()
     print(f"kafka-log on {cluster.variant.name} (acks={cluster.variant.producer.acks}), options {options or '{}'}; "
           f"{args.seconds:.0f} s per pass after {args.warmup:.0f} s of warm-up")
@@ -265,12 +264,17 @@ def main() -> None:
     parser.add_argument("--warmup", type=float, default=10.0, help="seconds of sends before the clock starts")
     parser.add_argument("--run", help="attach to this running cluster instead of booting one")
     parser.add_argument("--clients", default="librdkafka,java",
-                        help="the Kafka clients to measure, comma-separated (librdkafka, java)")
+                        help="the Kafka clients to measure, comma-separated (librdkafka, java, or a release of "
+                             "one: librdkafka@2.3.0)")
     parser.add_argument("--linger-ms", type=float, default=None, help="the producer's linger.ms option")
     args = parser.parse_args()
-    unknown = [c for c in args.clients.split(",") if c.strip() not in ("librdkafka", "java")]
-    if unknown or not args.clients.strip():
-        parser.error(f"--clients: unknown client {unknown[0] if unknown else '(none)'!r} (known: librdkafka, java)")
+    if not args.clients.strip():
+        parser.error("--clients: none given (librdkafka, java, librdkafka@2.3.0, ...)")
+    for label in (c.strip() for c in args.clients.split(",") if c.strip()):
+        try:
+            ClientSettings.from_label(label)
+        except ValueError as exc:
+            parser.error(f"--clients: {exc}")
     options = {} if args.linger_ms is None else {"linger_ms": args.linger_ms}
     if args.run:
         cluster = Cluster.attach(run=args.run)
