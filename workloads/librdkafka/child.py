@@ -14,8 +14,9 @@ confluent-kafka object crosses, each side builds its own from the values.
   child -> parent
     ("ret", chan, rid, value)                 the call's value
     ("err", chan, rid, error)                 the exception it raised
-    ("rep", chan, rid, reports)               delivery reports call rid served, as each comes
-                                              (the parent runs them on the calling thread)
+    ("rep", chan, rid, reports)               delivery reports call rid served (a poll's with its
+                                              answer, another call's as each comes); the
+                                              parent runs them on the calling thread
     ("cb", chan, rid, obj, name, partitions)  a rebalance callback inside call rid: the parent
                                               runs its own, then answers "done"
 Each parent thread (chan) has a thread here that runs its calls in order, so that a call runs
@@ -58,10 +59,11 @@ class Wire:
         self.sock, self.read = sock, sock.makefile("rb")
         self.lock = threading.Lock()
 
-    def send(self, message: tuple) -> None:
-        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    def send(self, *messages: tuple) -> None:
+        frames = [pickle.dumps(m, protocol=pickle.HIGHEST_PROTOCOL) for m in messages]
+        data = b"".join(HEADER.pack(len(f)) + f for f in frames)
         with self.lock:
-            self.sock.sendall(HEADER.pack(len(data)) + data)
+            self.sock.sendall(data)
 
     def receive(self) -> tuple | None:
         head = self.read.read(HEADER.size)
@@ -112,6 +114,7 @@ class Chan:
         self.server, self.chan = server, chan
         self.queue: queue.SimpleQueue = queue.SimpleQueue()
         self.rid: int | None = None
+        self.held: list[tuple] | None = None  # a poll's delivery reports, sent with its answer
 
     def serve(self) -> None:
         CURRENT.chan = self
@@ -128,19 +131,25 @@ class Chan:
         if message[0] != "call":
             return  # a "done" of a callback that gave up waiting
         _, chan, rid, obj, method, args = message
-        outer, self.rid = self.rid, rid
+        outer = self.rid, self.held
+        # librdkafka's poll returns as soon as it has served what was queued: its reports go
+        # with its answer, in one frame. Any other call (a flush, a commit_transaction) may
+        # serve reports for a long while: each goes at once.
+        self.rid, self.held = rid, [] if method == "poll" else None
         try:
             reply = ("ret", chan, rid, getattr(self.server, "do_" + method)(self.server.objects[obj], *args))
         except BaseException as exc:  # noqa: BLE001 - every exception goes back to the caller
             reply = ("err", chan, rid, exception(exc))
-        finally:
-            self.rid = outer
-        self.server.wire.send(reply)
+        held = self.held
+        self.rid, self.held = outer
+        self.server.wire.send(*([("rep", chan, rid, held)] if held else []), reply)
 
     def report(self, report: tuple) -> None:
-        """A delivery report served by the current call: to the parent at once, not at the
-        call's end (a poll may last 100 ms; in-process the report would not wait for it)."""
-        self.server.wire.send(("rep", self.chan, self.rid, [report]))
+        """A delivery report served by the current call, for the parent to run on its thread."""
+        if self.held is not None:
+            self.held.append(report)
+        else:
+            self.server.wire.send(("rep", self.chan, self.rid, [report]))
 
     def callback(self, obj: int, name: str, tps: list[TopicPartition]) -> None:
         """Ask the parent to run its callback `name`, running the calls it makes meanwhile."""
