@@ -340,6 +340,39 @@ def test_both_kafka_workloads_run_on_kafkas_java_client_and_the_run_says_so(clus
     assert client == {"implementation": "java", "version": cluster.variant.kafka.version}
 
 
+def test_both_kafka_workloads_run_on_an_older_librdkafka_in_its_own_process_and_the_run_says_so(cluster, tmp_path):
+    """confluent-kafka 2.3.0 pinned by [client] version: installed into an environment of its own
+    (once per machine) and run in a process of its own (workloads/librdkafka/). Sends, polls,
+    transactions of a consumer group committing its offsets (rebalance callbacks, the group's
+    metadata handed to the producer) and final reads complete through that process, and run.json
+    names the release that ran."""
+    import json
+
+    from ground.history_file import read_history
+    from harness.plan import prepare
+    from harness.runner import Runner
+    from harness.scenario import parse_scenario
+
+    scenario = {"variant": "fabric-recommended", "concurrency": 4, "rate": 60, "duration": 15, "recovery_wait": 0,
+                "final_read_time_limit": 40, "op_timeout": 15, "seed": 8, "in_flight": 4,
+                "client": {"implementation": "librdkafka", "version": "2.3.0"},
+                "workloads": [{"name": "kafka-log"},
+                              {"name": "kafka-txn", "options": {"group": "g-txn-2.3.0", "send_offsets": True}}]}
+    result = Runner(prepare(parse_scenario(scenario, "t"), "t"), tmp_path, cluster=cluster, check=False,
+                    handle_signals=False).run()
+    done = [op for op in read_history(result.history) if op["process"] != "nemesis" and op["type"] != "invoke"]
+    seen = Counter((op["workload"], op["f"], op["type"]) for op in done)
+    for wanted in (("kafka-log", "send"), ("kafka-log", "poll"), ("kafka-txn", "subscribe"), ("kafka-txn", "txn")):
+        assert seen[(*wanted, OK)], seen
+    assert seen[("kafka-log", "final-read", OK)] == 6 and seen[("kafka-txn", "final-read", OK)] == 6, seen
+    txns = [op for op in done if op["f"] == "txn"]
+    assert any(e["event"] == "assigned" for op in txns for f, m in op["value"] if f == "poll"
+               for e in m.get("rebalances", [])), seen
+    assert any(f == "commit" and m.get("offsets") for op in txns if op["type"] == OK for f, m in op["value"]), seen
+    client = json.loads((result.run_dir / "run.json").read_text())["client"]
+    assert client == {"implementation": "librdkafka", "version": "2.3.0", "confluent_kafka": "2.3.0", "process": "own"}
+
+
 def heal_index(history):
     return max(op["index"] for op in history if op["process"] == "nemesis" and op["f"] == "heal")
 
