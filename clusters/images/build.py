@@ -96,8 +96,18 @@ def _drop_stale_tags(client: docker.DockerClient, repository: str, keep: str) ->
                     pass
 
 
-def _osn_context(dst: Path) -> Path:
-    shutil.copytree(OSN_DIR, dst / "osn", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+def _osn_context(dst: Path, osn_dir: Path = OSN_DIR) -> Path:
+    """The model OSN's tree as its image holds it. Its generated wire/ (gitignored, made by the
+    bootstrap) must be there and current: an image without it has nodes that die at import, and
+    since every build drops the repository's other tags, building it would also remove the good
+    image (a second checkout of ordeal without wire/, such as a git worktree, did just that)."""
+    from clusters.errors import ClusterError
+    from clusters.images import protos
+
+    if protos.stale(osn_dir / "wire"):
+        raise ClusterError(f"{osn_dir / 'wire'} is missing or stale: `make bootstrap` generates it from Fabric's "
+                           ".proto files before the OSN image is built")
+    shutil.copytree(osn_dir, dst / "osn", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     return dst
 
 

@@ -2,6 +2,7 @@
 two processes build once between them."""
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -163,3 +164,18 @@ def test_a_build_that_fails_leaves_nothing_that_looks_finished(tmp_path):
         built_once(tmp_path / "thing", broken)
     assert not complete(tmp_path / "thing")
     assert [p.name for p in tmp_path.iterdir()] == ["thing.lock"]
+
+
+def test_the_osn_image_is_not_built_from_a_tree_without_its_generated_wire(tmp_path):
+    """A checkout without osn/wire/ (gitignored; a git worktree has none) would build an image
+    whose nodes die at import, and the build would drop the good image's tag."""
+    from clusters.errors import ClusterError
+    from clusters.images.build import OSN_DIR, _osn_context
+
+    bare = tmp_path / "osn"
+    shutil.copytree(OSN_DIR, bare, ignore=shutil.ignore_patterns("wire", "__pycache__"))
+    with pytest.raises(ClusterError, match="wire is missing or stale: `make bootstrap`"):
+        _osn_context(tmp_path / "ctx-bare", bare)
+    assert not (tmp_path / "ctx-bare").exists()
+    whole = _osn_context(tmp_path / "ctx")  # the repository's own tree, as the bootstrap left it
+    assert (whole / "osn" / "wire" / "orderer" / "ab_pb2.py").is_file()
