@@ -263,8 +263,9 @@ class KafkaTxnClient:
         return self.producer
 
     def _request_timing(self) -> dict[str, int]:
-        """The options' request timing settings, as librdkafka names them (the Java client's
-        bridge renames or drops what it has no counterpart for)."""
+        """The options' request timing settings, as librdkafka names them. The Java client has
+        retry.backoff(.max).ms too, and no socket.timeout.ms: it logs that name as unknown and
+        goes on (its Produce is bounded by request.timeout.ms)."""
         o = self.opts
         timing = {"socket.timeout.ms": o.socket_timeout_ms} if o.socket_timeout_ms else {}
         if o.retry_backoff_ms:
