@@ -34,6 +34,7 @@ from typing import Any, Literal
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, Producer, TopicPartition
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from ground import kafka_versions
 from ground.cluster_view import ClusterView
 from ground.generator import Answer, Context
 from ground.kafka_names import GROUP_PREFIX, TRANSACTIONAL_ID_PREFIX
@@ -96,16 +97,6 @@ class KafkaTxnOptions(BaseModel):
         if self.group is None and self.group_protocol != "classic":
             raise ValueError(f"group_protocol = {self.group_protocol!r} needs a group to subscribe with (group = ...)")
         return self
-
-
-def _release(version: str) -> tuple[int, ...]:
-    """"2.16.0" as (2, 16, 0); what is not a number ends it."""
-    parts = []
-    for part in version.split("."):
-        if not part.isdigit():
-            break
-        parts.append(int(part))
-    return tuple(parts)
 
 
 @dataclass
@@ -272,7 +263,7 @@ class KafkaTxnClient:
             timing["retry.backoff.ms"] = o.retry_backoff_ms
             # librdkafka 2.3 added exponential backoff, capped by retry.backoff.max.ms (1 s by
             # default, and retry.backoff.ms may not exceed it); earlier releases refuse the name.
-            if self.state.client.java or _release(self.state.client.describe()["version"]) >= (2, 3):
+            if self.state.client.java or kafka_versions.parse(self.state.client.describe()["version"]) >= (2, 3, 0):
                 timing["retry.backoff.max.ms"] = o.retry_backoff_ms
         return timing
 
